@@ -1,0 +1,155 @@
+"""The agent loop: context → provider stream → tool calls → tool results → … (semantics §3.2).
+
+One call of :func:`run_agent` is one run: ``agent_start`` … ``agent_end``. Steering is polled
+after each turn's whole tool batch; follow-ups only when the loop would otherwise stop.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from atomic_host.agent.tool_exec import execute_tool_calls
+from atomic_host.llm.types import StreamOptions
+
+if TYPE_CHECKING:
+    from atomic_host.session.agent_session import AgentSession
+
+ZERO_USAGE: dict[str, Any] = {
+    "input": 0,
+    "output": 0,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 0,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+}
+
+
+def _failed_message(agent: AgentSession, text: str, reason: str = "error") -> dict[str, Any]:
+    model = agent.model or {}
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": model.get("api", ""),
+        "provider": model.get("provider", ""),
+        "model": model.get("id", ""),
+        "usage": dict(ZERO_USAGE),
+        "stopReason": reason,
+        "errorMessage": text,
+        "timestamp": int(time.time() * 1000),
+    }
+
+
+async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> dict[str, Any]:
+    """Stream one assistant message, emitting message_start / message_update / message_end."""
+    emit = agent.emit
+    model = agent.model
+    assert model is not None
+    start_msg = {
+        "role": "assistant",
+        "content": [],
+        "api": model["api"],
+        "provider": model["provider"],
+        "model": model["id"],
+        "usage": dict(ZERO_USAGE),
+        "stopReason": "pending",
+        "timestamp": int(time.time() * 1000),
+    }
+    emit({"type": "message_start", "message": start_msg})
+    stream_fn = agent.rt.models.stream_fn(model["api"])
+    final: dict[str, Any] | None = None
+    if agent.abort_signal.is_set():
+        final = _failed_message(agent, "Request was aborted", "aborted")
+    elif stream_fn is None:
+        final = _failed_message(agent, f"No API implementation registered for {model['api']}")
+    else:
+        context = agent.llm_context(system_prompt)
+        options = agent.stream_options()
+        try:
+            async for event in stream_fn(model, context, options):
+                etype = event.get("type")
+                if etype == "done":
+                    final = event.get("message") or event.get("partial")
+                    break
+                if etype == "error":
+                    final = event.get("error") or event.get("partial")
+                    break
+                partial = event.get("partial") or {}
+                update: dict[str, Any] = {
+                    "type": "message_update",
+                    "usage": partial.get("usage", ZERO_USAGE),
+                    "assistantMessageEvent": {k: v for k, v in event.items() if k != "partial"},
+                }
+                if partial.get("endTurn") is not None:
+                    update["endTurn"] = partial["endTurn"]
+                emit(update)
+        except Exception as exc:  # a provider broke its "never raises" contract
+            final = _failed_message(agent, f"Provider error: {exc}")
+        if final is None:
+            final = _failed_message(agent, "Provider stream ended without a terminal event")
+    final = {k: v for k, v in final.items() if k != "partial"}
+    if final.get("stopReason") == "pending":
+        final["stopReason"] = "error"
+    emit({"type": "message_end", "message": final})
+    agent.record_message(final)
+    return final
+
+
+async def run_agent(
+    agent: AgentSession, new_messages: list[dict[str, Any]], system_prompt: str | None
+) -> None:
+    """One run: agent_start, turns until the model stops, agent_end."""
+    emit = agent.emit
+    run_messages: list[dict[str, Any]] = []
+    emit({"type": "agent_start"})
+    pending = new_messages
+    while True:
+        emit({"type": "turn_start"})
+        for message in pending:
+            agent.deliver_message(message)
+            run_messages.append(message)
+        pending = []
+        assistant = await stream_assistant(agent, system_prompt)
+        run_messages.append(assistant)
+        agent.note_assistant(assistant)
+        if assistant["stopReason"] in ("error", "aborted"):
+            emit({"type": "turn_end", "message": assistant, "toolResults": []})
+            break
+        calls = [b for b in assistant.get("content", []) if b.get("type") == "toolCall"]
+        results: list[dict[str, Any]] = []
+        if calls:
+            results = await execute_tool_calls(agent, calls)
+            for result in results:
+                emit({"type": "message_start", "message": result})
+                emit({"type": "message_end", "message": result})
+                agent.record_message(result)
+                run_messages.append(result)
+        emit({"type": "turn_end", "message": assistant, "toolResults": results})
+        if agent.abort_signal.is_set():
+            break
+        pending = agent.poll_steering()
+        if pending or calls:
+            continue
+        pending = agent.poll_follow_up()
+        if not pending:
+            break
+    emit({"type": "agent_end", "messages": run_messages})
+
+
+def make_stream_options(agent: AgentSession) -> StreamOptions:
+    """Neutral provider options from the session state and settings."""
+    model = agent.model or {}
+    settings = agent.rt.settings
+    level = agent.thinking_level
+    return StreamOptions(
+        api_key=agent.rt.models.resolve_api_key(model.get("provider", "")),
+        reasoning=None if level == "off" or not model.get("reasoning") else level,
+        thinking_budgets=settings.get("thinkingBudgets"),
+        max_tokens=model.get("maxTokens"),
+        signal=agent.abort_signal,
+        session_id=agent.session.id,
+        headers=agent.rt.models.request_headers(model) if model else {},
+        stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
+        max_retries=settings.int("retry.provider.maxRetries", 0),
+        max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
+    )

@@ -1,0 +1,189 @@
+"""What plugins see of the host: the ``api`` argument of every hook, hook events and results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from atomic_host.runtime import Runtime
+    from atomic_host.tools import Tool, ToolResult
+
+
+@dataclass
+class Cancel:
+    """Return from ``session_before_switch`` / ``session_before_fork`` to cancel the operation."""
+
+    reason: str | None = None
+
+
+@dataclass
+class InputResult:
+    """Result of an ``input`` hook: handled, or a transform of the text/images."""
+
+    action: Literal["handled", "transform"]
+    text: str | None = None
+    images: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def handled(cls) -> InputResult:
+        return cls("handled")
+
+    @classmethod
+    def transform(cls, text: str, images: list[dict[str, Any]] | None = None) -> InputResult:
+        return cls("transform", text, images)
+
+
+@dataclass
+class ToolCallDecision:
+    """Result of a ``tool_call`` hook."""
+
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass
+class HookEvent:
+    """A hook event: ``kind`` names it; the other attributes depend on the hook."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["data"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("kind", "data"):
+            object.__setattr__(self, name, value)
+        else:
+            self.data[name] = value
+
+
+@dataclass
+class ToolCallEvent:
+    """Event of the ``tool_call`` hook; mutate ``input`` to rewrite the arguments."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+
+
+@dataclass
+class ToolResultEvent:
+    """Event of the ``tool_result`` hook."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+    result: ToolResult
+
+
+class ExtensionAPI:
+    """The host, as plugins may use it. One instance per runtime; methods act on the active session."""
+
+    mode = "rpc"
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    @property
+    def cwd(self) -> str:
+        return self._rt.cwd
+
+    @property
+    def agent_dir(self) -> str:
+        return str(self._rt.agent_dir)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self._rt.settings.data
+
+    @property
+    def session_id(self) -> str | None:
+        s = self._rt.session
+        return s.session.id if s else None
+
+    @property
+    def has_ui(self) -> bool:
+        return self._rt.ui.has_ui
+
+    @property
+    def ui(self) -> Any:
+        """Extension UI: ``await api.ui.select(title, options)``, ``api.ui.notify(msg)``, …"""
+        return self._rt.ui
+
+    @property
+    def is_streaming(self) -> bool:
+        s = self._rt.session
+        return bool(s and s.is_streaming)
+
+    async def send_message(
+        self,
+        custom_type: str,
+        content: str | list[dict[str, Any]],
+        *,
+        display: bool = True,
+        details: Any = None,
+        trigger_turn: bool = False,
+        deliver_as: str | None = None,
+        exclude_from_context: bool = False,
+    ) -> None:
+        """Add a custom message to the conversation (see semantics §5.3 ``sendMessage``)."""
+        await self._rt.require_session().send_custom_message(
+            custom_type,
+            content,
+            display=display,
+            details=details,
+            trigger_turn=trigger_turn,
+            deliver_as=deliver_as,
+            exclude_from_context=exclude_from_context,
+        )
+
+    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> None:
+        """Send a prompt as if the user typed it (source ``extension``)."""
+        await self._rt.require_session().submit_extension_prompt(text, deliver_as)
+
+    def append_entry(self, custom_type: str, data: Any = None) -> dict[str, Any]:
+        """Append a ``custom`` entry (never sent to the model) and emit ``entry_appended``."""
+        return self._rt.require_session().append_custom_entry(custom_type, data)
+
+    def set_session_name(self, name: str) -> None:
+        self._rt.require_session().set_session_name(name)
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        self._rt.require_session().set_label(entry_id, label)
+
+    async def set_model(self, provider: str, model_id: str) -> dict[str, Any]:
+        return self._rt.require_session().set_model(provider, model_id)
+
+    def set_thinking_level(self, level: str) -> str:
+        return self._rt.require_session().set_thinking_level(level)["level"]
+
+    def get_all_tools(self) -> list[Tool]:
+        return list(self._rt.tools.all())
+
+    def get_active_tools(self) -> list[str]:
+        return [t.name for t in self._rt.tools.active()]
+
+    def set_active_tools(self, names: list[str]) -> None:
+        self._rt.tools.set_active(names)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Write a raw event line to the client (for custom event types clients may understand)."""
+        self._rt.out.send(event)
+
+    async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
+        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
+        from atomic_host.shell import run_shell
+
+        s = self._rt.require_session()
+        r = await run_shell(command, s.cwd, timeout=timeout, session_id=s.session.id)
+        return {
+            "output": r.output,
+            "exitCode": r.exit_code,
+            "cancelled": r.cancelled,
+            "truncated": r.truncated,
+        }

@@ -1,0 +1,69 @@
+"""Where plugins come from, and whether project-local code may run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "builtin_plugins.providers",
+    "builtin_plugins.catalog",
+    "builtin_plugins.tools",
+    "builtin_plugins.codemode",
+    "builtin_plugins.tool_search",
+)
+"""Built-in features, registered through the same hooks as third-party plugins."""
+
+ESSENTIAL: frozenset[str] = frozenset({"builtin_plugins.providers"})
+"""Built-ins that cannot be blocked: without them no model can stream."""
+
+
+def extension_files(directory: Path) -> list[Path]:
+    """``*.py`` files of an extensions dir, sorted (non-recursive, private ``_*.py`` skipped)."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_") and p.is_file())
+
+
+def trust_file(agent_dir: Path) -> Path:
+    return agent_dir / "trust.json"
+
+
+def saved_trust(agent_dir: Path, cwd: str) -> bool | None:
+    """The saved decision for this project in ``trust.json`` (``{"<abs path>": true|false}``)."""
+    try:
+        data = json.loads(trust_file(agent_dir).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    decision = data.get(os.path.realpath(cwd), data.get(cwd))
+    return decision if isinstance(decision, bool) else None
+
+
+def save_trust(agent_dir: Path, cwd: str, trusted: bool) -> None:
+    from atomic_host.paths import atomic_write
+
+    path = trust_file(agent_dir)
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data[os.path.realpath(cwd)] = trusted
+    atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
+
+
+def project_trusted(agent_dir: Path, cwd: str, default_trust: str | None, approve: bool | None) -> bool:
+    """RPC never prompts: ``--approve``/``--no-approve``, else trust.json, else ``defaultProjectTrust``.
+
+    ``ask`` and ``never`` both mean untrusted here; only ``always`` trusts an unknown project.
+    """
+    if approve is not None:
+        return approve
+    saved = saved_trust(agent_dir, cwd)
+    if saved is not None:
+        return saved
+    return default_trust == "always"

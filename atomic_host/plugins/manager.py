@@ -1,0 +1,269 @@
+"""The one PluginManager: loading built-ins, entry points and local files, isolated hook calls.
+
+Every plugin is loaded on its own (a failure is recorded and reported, the rest load), and every
+hook implementation is called on its own (an exception is reported as ``extension_error`` naming
+the plugin, the hook and the error; the other implementations still run).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import itertools
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from atomic_host import PROJECT_NAME, hookspecs
+
+ErrorSink = Callable[[str, str, str], None]
+"""``(extension_path, hook_or_phase, message)``: how failures reach the client."""
+
+_module_counter = itertools.count(1)
+
+
+@dataclass
+class PluginRecord:
+    """What the host knows about one plugin, loaded or not."""
+
+    name: str
+    source: str
+    """builtin | entrypoint | local"""
+    path: str
+    """Shown as ``extensionPath`` in errors: a file path, ``builtin:<module>`` or ``entrypoint:<name>``."""
+    version: str | None = None
+    status: str = "pending"
+    """loaded | failed | disabled | untrusted"""
+    error: str | None = None
+    module: ModuleType | None = field(default=None, repr=False)
+    file: Path | None = None
+
+    def hooks(self, pm: pluggy.PluginManager) -> list[str]:
+        if self.module is None or pm.get_plugin(self.name) is None:
+            return []
+        return sorted(h.name for h in pm.get_hookcallers(self.module) or [])
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if not isinstance(exc, Exception) or str(exc) == "" else text
+
+
+class PluginHost:
+    """Owns the pluggy PluginManager and the loading pipeline."""
+
+    def __init__(self, on_error: ErrorSink) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self.on_error = on_error
+
+    # --- loading ---
+
+    def _register(self, record: PluginRecord, module: ModuleType) -> None:
+        try:
+            self.pm.register(module, name=record.name)
+        except Exception as exc:
+            # pluggy may leave a half-registered plugin behind: undo it.
+            if self.pm.get_plugin(record.name) is not None:
+                self.pm.unregister(name=record.name)
+            self._fail(record, "register", exc)
+            return
+        record.module = module
+        record.status = "loaded"
+        record.error = None
+
+    def _fail(self, record: PluginRecord, phase: str, exc: BaseException) -> None:
+        record.status = "failed"
+        record.error = _error_text(exc)
+        print(f"atomic: plugin {record.name} failed ({phase}): {record.error}", file=sys.stderr)
+        self.on_error(record.path, phase, record.error)
+
+    def add_record(self, record: PluginRecord) -> PluginRecord:
+        self.records[record.name] = record
+        return record
+
+    def load_module(
+        self, name: str, source: str = "builtin", blocked: set[str] | frozenset[str] = frozenset()
+    ) -> PluginRecord:
+        """Import a module by name and register it as a plugin."""
+        record = self.add_record(
+            PluginRecord(name, source, f"builtin:{name}" if source == "builtin" else name)
+        )
+        if name in blocked:
+            record.status = "disabled"
+            return record
+        try:
+            module = importlib.import_module(name)
+        except BaseException as exc:  # a plugin may even call sys.exit on import
+            self._fail(record, "import", exc)
+            return record
+        self._register(record, module)
+        return record
+
+    def load_entry_points(self, blocked: set[str] | frozenset[str] = frozenset()) -> list[PluginRecord]:
+        """Load installed packages that declare the ``atomic_host`` entry-point group."""
+        import importlib_metadata
+
+        loaded = []
+        for ep in importlib_metadata.entry_points(group=PROJECT_NAME):
+            dist = ep.dist
+            record = self.add_record(
+                PluginRecord(
+                    ep.name,
+                    "entrypoint",
+                    f"entrypoint:{ep.name} ({ep.value})",
+                    version=dist.version if dist else None,
+                )
+            )
+            loaded.append(record)
+            if ep.name in blocked or (dist and dist.name in blocked):
+                record.status = "disabled"
+                continue
+            try:
+                module = ep.load()
+            except BaseException as exc:
+                self._fail(record, "import", exc)
+                continue
+            if not isinstance(module, ModuleType):
+                # An entry point may name an object; register it as is.
+                module = module  # pluggy accepts any namespace object
+            self._register(record, module)
+        return loaded
+
+    def import_file(self, path: Path) -> ModuleType:
+        """Execute a local extension file into a fresh module under a unique name (never reload)."""
+        mod_name = f"atomic_host_ext.{path.stem}_{next(_module_counter)}"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(mod_name, None)
+            raise
+        return module
+
+    def load_file(self, path: Path) -> PluginRecord:
+        """Load a local extension file (``~/.atomic/agent/extensions``, project, ``-e``)."""
+        path = path.resolve()
+        name = f"local:{path}"
+        record = self.add_record(PluginRecord(name, "local", str(path), file=path))
+        try:
+            module = self.import_file(path)
+        except BaseException as exc:
+            self._fail(record, "import", exc)
+            return record
+        self._register(record, module)
+        return record
+
+    def unload(self, name: str, api: Any = None) -> None:
+        """Call the plugin's ``plugin_unload`` hook, unregister it and drop its module."""
+        record = self.records.get(name)
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            unload = getattr(plugin, "plugin_unload", None)
+            if callable(unload) and getattr(unload, PROJECT_NAME + "_impl", None) is not None:
+                try:
+                    unload(api=api)
+                except Exception as exc:
+                    self.on_error(record.path if record else name, "plugin_unload", _error_text(exc))
+            self.pm.unregister(name=name)
+        if record and record.module is not None:
+            sys.modules.pop(record.module.__name__, None)
+            record.module = None
+
+    def replace_file(self, path: Path, api: Any = None) -> PluginRecord | None:
+        """Hot reload: import the new version first; only if that works, swap it in.
+
+        Returns the new record, or None when the edit is broken (the old version stays).
+        """
+        path = path.resolve()
+        name = f"local:{path}"
+        old = self.records.get(name)
+        try:
+            module = self.import_file(path)
+        except BaseException as exc:
+            msg = _error_text(exc)
+            print(f"atomic: reload of {path} failed, keeping the previous version: {msg}", file=sys.stderr)
+            self.on_error(str(path), "reload", msg)
+            return None
+        if old is not None:
+            self.unload(name, api)
+        record = self.add_record(PluginRecord(name, "local", str(path), file=path))
+        self._register(record, module)
+        return record if record.status == "loaded" else None
+
+    # --- calling hooks in isolation ---
+
+    def impls(self, hook_name: str, plugin: str | None = None) -> list[pluggy.HookImpl]:
+        """Implementations in pluggy's call order (tryfirst first, LIFO registration)."""
+        hook = getattr(self.pm.hook, hook_name)
+        impls = list(reversed(hook.get_hookimpls()))
+        if plugin is not None:
+            impls = [i for i in impls if i.plugin_name == plugin]
+        return impls
+
+    def has_impls(self, hook_name: str) -> bool:
+        return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
+
+    def _path_of(self, impl: pluggy.HookImpl) -> str:
+        record = self.records.get(impl.plugin_name)
+        return record.path if record else impl.plugin_name
+
+    def _kwargs(self, impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {k: kwargs[k] for k in impl.argnames if k in kwargs}
+
+    def call_each(
+        self, hook_name: str, plugin: str | None = None, **kwargs: Any
+    ) -> Iterator[tuple[str, Any]]:
+        """Call each implementation on its own; yield ``(plugin_name, result)`` for those that returned."""
+        for impl in self.impls(hook_name, plugin):
+            try:
+                result = impl.function(**self._kwargs(impl, kwargs))
+            except Exception as exc:
+                self.report(impl, hook_name, exc)
+                continue
+            if inspect.isawaitable(result):
+                # Sync caller: async implementations of sync-only hooks are a plugin bug.
+                result.close() if hasattr(result, "close") else None
+                self.on_error(self._path_of(impl), hook_name, "async implementation of a synchronous hook")
+                continue
+            yield impl.plugin_name, result
+
+    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Like :meth:`call_each` but awaits async implementations."""
+        results = []
+        for impl in self.impls(hook_name):
+            try:
+                result = impl.function(**self._kwargs(impl, kwargs))
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as exc:
+                self.report(impl, hook_name, exc)
+                continue
+            results.append((impl.plugin_name, result))
+        return results
+
+    def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        print(f"atomic: {impl.plugin_name} raised in {hook_name}: {detail}", file=sys.stderr)
+        self.on_error(self._path_of(impl), hook_name, str(exc) or type(exc).__name__)
+
+    def hook_order(self) -> dict[str, list[str]]:
+        """Per hook with implementations: plugin names in call order."""
+        order = {}
+        for hook_name in sorted(n for n in dir(self.pm.hook) if not n.startswith("_")):
+            names = [i.plugin_name for i in self.impls(hook_name)]
+            if names:
+                order[hook_name] = names
+        return order

@@ -1,0 +1,150 @@
+"""JSONL transport: an unlimited line reader on stdin and the one writer that owns stdout.
+
+Framing: split on LF only, strip one trailing CR, never split on U+2028/U+2029 (they stay inside
+JSON strings), no line-length limit — asyncio's ``StreamReader`` has a 64 KiB default limit, so
+the reader is a small ``asyncio.Protocol`` over the raw pipe instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_EOF = None
+
+
+class LineProtocol(asyncio.Protocol):
+    """Collects bytes and hands complete lines (without the LF and one trailing CR) to a queue."""
+
+    def __init__(self, queue: asyncio.Queue[bytes | None]) -> None:
+        self.queue = queue
+        self.buffer = bytearray()
+        self.transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        start = len(buf)
+        buf += data
+        # Only scan the new bytes for LF: a 50 MB line costs one pass, not one per chunk.
+        pos = buf.find(b"\n", start)
+        if pos < 0:
+            return
+        begin = 0
+        while pos >= 0:
+            end = pos - 1 if pos > begin and buf[pos - 1] == 0x0D else pos
+            self.queue.put_nowait(bytes(buf[begin:end]))
+            begin = pos + 1
+            pos = buf.find(b"\n", begin)
+        del buf[:begin]
+
+    def eof_received(self) -> bool:
+        if self.buffer:
+            line = bytes(self.buffer)
+            self.buffer.clear()
+            self.queue.put_nowait(line[:-1] if line.endswith(b"\r") else line)
+        self.queue.put_nowait(_EOF)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.buffer:
+            self.eof_received()
+        else:
+            self.queue.put_nowait(_EOF)
+
+
+async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
+    """Start reading stdin; complete lines arrive on the returned queue, ``None`` at EOF."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    try:
+        await loop.connect_read_pipe(lambda: LineProtocol(queue), stdin)
+    except ValueError:
+        # A regular file or /dev/null as stdin: pipes only. Read it in a thread instead.
+        def pump() -> None:
+            proto = LineProtocol(queue)
+            while chunk := stdin.read(1 << 16):
+                loop.call_soon_threadsafe(proto.data_received, chunk)
+            loop.call_soon_threadsafe(proto.eof_received)
+
+        loop.run_in_executor(None, pump)
+    return queue
+
+
+def dumps(obj: Any) -> str:
+    """One protocol record as compact JSON. ``ensure_ascii`` keeps U+2028/U+2029 escaped, so a
+    naive client line splitter cannot break a record."""
+    return json.dumps(obj, separators=(",", ":"), default=_default)
+
+
+def _default(obj: Any) -> Any:
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        return dump(by_alias=True, exclude_none=True)
+    to_wire = getattr(obj, "to_wire", None)
+    if to_wire is not None:
+        return to_wire()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+class Output:
+    """The single owner of stdout: every record is written whole, as one line, in call order."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = sys.stdout.fileno() if fd is None else fd
+        self.closed = False
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def send(self, record: dict[str, Any]) -> None:
+        for listener in self.listeners:
+            listener(record)
+        if self.closed:
+            return
+        data = (dumps(record) + "\n").encode()
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    n = os.write(self.fd, view)
+                except BlockingIOError:
+                    # stdout is non-blocking (shared pipe): wait for the client to read.
+                    import select
+
+                    select.select([], [self.fd], [])
+                    continue
+                view = view[n:]
+        except BrokenPipeError:
+            self.closed = True
+
+    def respond(self, command: str, req_id: Any = None, data: Any = None, *, has_data: bool = True) -> None:
+        record: dict[str, Any] = {"type": "response", "command": command, "success": True}
+        if req_id is not None:
+            record = {"id": req_id, **record}
+        if has_data and data is not None:
+            record["data"] = data
+        elif has_data and data is None and command in _NULL_DATA_COMMANDS:
+            record["data"] = None
+        self.send(record)
+
+    def error(self, command: str | None, req_id: Any, message: str, **extra: Any) -> None:
+        record: dict[str, Any] = {
+            "type": "response",
+            "command": command or "unknown",
+            "success": False,
+            "error": message,
+            **extra,
+        }
+        if req_id is not None:
+            record = {"id": req_id, **record}
+        self.send(record)
+
+
+_NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
+"""The only commands whose response carries ``data: null`` instead of omitting it."""

@@ -1,0 +1,54 @@
+"""``atomic --mode rpc``: start the runtime and serve JSONL until stdin closes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+
+from atomic_host.options import Options
+
+
+def _prewarm() -> None:
+    """Import what later commands need (pydantic models, httpx) off the critical path."""
+    try:
+        import httpx  # noqa: F401
+
+        import atomic_host.protocol.validate  # noqa: F401
+    except Exception:  # only a warm-up: the real import reports errors
+        pass
+
+
+async def serve(opts: Options) -> int:
+    from atomic_host.rpc.handlers import Handlers
+    from atomic_host.rpc.server import RpcServer
+    from atomic_host.runtime import Runtime
+
+    rt = Runtime(opts)
+    try:
+        await rt.start()
+    except Exception as exc:
+        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+    async def on_eof() -> None:
+        from atomic_host.rpc.bash import drain
+
+        await drain()
+        await rt.shutdown()
+
+    def warm() -> None:
+        threading.Thread(target=_prewarm, daemon=True).start()
+
+    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm)
+    return await server.serve()
+
+
+def run_rpc(opts: Options) -> int:
+    code = asyncio.run(serve(opts))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code in (129, 130, 143):
+        os._exit(code)
+    return code

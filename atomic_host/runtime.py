@@ -1,0 +1,252 @@
+"""The host runtime: settings, plugins and their contributions, models, the session store and the
+active :class:`AgentSession`. One per process; every RPC handler works through it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from atomic_host.api import ExtensionAPI
+from atomic_host.options import Options
+from atomic_host.paths import agent_dir as default_agent_dir
+from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
+from atomic_host.plugins.manager import PluginHost, PluginRecord
+from atomic_host.registry import CommandRegistry, ToolRegistry
+from atomic_host.rpc.io import Output
+from atomic_host.rpc.ui import RpcUI
+from atomic_host.settings import Settings
+
+if TYPE_CHECKING:
+    from atomic_host.llm.types import ApiImpl, ProviderInfo
+    from atomic_host.models.registry import ModelRegistry
+    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.session.store.base import SessionStore
+
+
+class Runtime:
+    """Everything one host process owns."""
+
+    def __init__(self, options: Options, out: Output | None = None) -> None:
+        self.options = options
+        self.cwd = os.path.realpath(options.cwd or os.getcwd())
+        self.agent_dir = default_agent_dir()
+        self.out = out or Output()
+        self.ui = RpcUI(self.out, has_ui=options.mode == "rpc")
+        self.api = ExtensionAPI(self)
+        global_settings = Settings(self.agent_dir / "settings.json")
+        self.trusted = project_trusted(
+            self.agent_dir, self.cwd, global_settings.str("defaultProjectTrust"), options.approve
+        )
+        project = Path(self.cwd) / ".atomic" / "settings.json" if self.trusted else None
+        self.settings = global_settings if project is None else Settings(global_settings.global_path, project)
+        self.plugins = PluginHost(self.extension_error)
+        self.tools = ToolRegistry(self.extension_error)
+        self.commands = CommandRegistry()
+        self.providers: list[ProviderInfo] = []
+        self.apis: dict[str, ApiImpl] = {}
+        self._models: ModelRegistry | None = None
+        self._store: SessionStore | None = None
+        self.session: AgentSession | None = None
+        self.pending_reload: set[Path] = set()
+        self.watch_task: asyncio.Task[None] | None = None
+
+    # --- errors from plugins ---
+
+    def extension_error(self, path: str, event: str, error: str) -> None:
+        self.out.send({"type": "extension_error", "extensionPath": path, "event": event, "error": error})
+
+    # --- plugins ---
+
+    def load_plugins(self) -> None:
+        """Built-ins, then installed packages, then local files; collect their contributions."""
+        blocked = {str(n) for n in self.settings.list("disabledPlugins", []) or []} - ESSENTIAL
+        for name in BUILTIN_PLUGINS:
+            self.plugins.load_module(name, "builtin", blocked)
+        if not self.options.no_extensions:
+            self.plugins.load_entry_points(blocked)
+        for path in self.local_extension_paths():
+            self.plugins.load_file(path)
+        for record in list(self.plugins.records.values()):
+            if record.status == "loaded":
+                self.collect(record)
+        from atomic_host.tool_selection import apply_selection
+
+        apply_selection(self)
+
+    def local_extension_paths(self) -> list[Path]:
+        paths: list[Path] = []
+        if not self.options.no_extensions:
+            paths += extension_files(self.agent_dir / "extensions")
+            if self.trusted:
+                paths += extension_files(Path(self.cwd) / ".atomic" / "extensions")
+            for extra in self.settings.list("extensions", []) or []:
+                if isinstance(extra, str):
+                    paths.append(Path(extra).expanduser())
+        for explicit in self.options.extensions:
+            p = Path(explicit).expanduser()
+            paths += extension_files(p) if p.is_dir() else [p]
+        seen: set[Path] = set()
+        unique = []
+        for p in paths:
+            rp = p.resolve()
+            if rp not in seen:
+                seen.add(rp)
+                unique.append(rp)
+        return unique
+
+    def collect(self, record: PluginRecord) -> None:
+        """Run one plugin's contribution hooks and file what it registered under its name."""
+        from atomic_host.llm.types import ApiImpl, ProviderInfo
+
+        name, path = record.name, record.path
+        for _plugin, _ in self.plugins.call_each(
+            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path)
+        ):
+            pass
+        for _plugin, _ in self.plugins.call_each(
+            "register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path)
+        ):
+            pass
+
+        def register_provider(item: ApiImpl | ProviderInfo) -> None:
+            item.plugin = name
+            if isinstance(item, ApiImpl):
+                self.apis[item.api] = item
+            elif isinstance(item, ProviderInfo):
+                self.providers = [p for p in self.providers if p.id != item.id] + [item]
+            else:
+                raise TypeError(
+                    f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}"
+                )
+
+        for _plugin, _ in self.plugins.call_each(
+            "register_providers", plugin=name, register=register_provider
+        ):
+            pass
+        if self._models is not None:
+            self._models = None  # rebuilt on next use with the new providers
+
+    def forget(self, plugin: str) -> None:
+        self.tools.remove_plugin(plugin)
+        self.commands.remove_plugin(plugin)
+        self.providers = [p for p in self.providers if p.plugin != plugin]
+        self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
+
+    def apply_pending_reloads(self) -> None:
+        """Hot reload changed extension files; only called between turns."""
+        from atomic_host.tool_selection import apply_selection
+
+        paths, self.pending_reload = self.pending_reload, set()
+        for path in sorted(paths):
+            name = f"local:{path}"
+            if not path.exists():
+                if name in self.plugins.records:
+                    self.plugins.unload(name, self.api)
+                    self.forget(name)
+                    del self.plugins.records[name]
+                continue
+            old = self.plugins.records.get(name)
+            if old is not None and old.status == "loaded":
+                record = self.plugins.replace_file(path, self.api)
+                if record is None:
+                    continue
+                self.forget(name)
+            else:
+                self.plugins.records.pop(name, None)
+                record = self.plugins.load_file(path)
+                if record.status != "loaded":
+                    continue
+            self.collect(record)
+            print(f"atomic: reloaded extension {path}", file=sys.stderr)
+        apply_selection(self)
+
+    async def watch_extensions(self) -> None:
+        """``--watch``: note changed extension files; they are applied between turns."""
+        from watchfiles import Change, awatch
+
+        dirs = {self.agent_dir / "extensions"}
+        if self.trusted:
+            dirs.add(Path(self.cwd) / ".atomic" / "extensions")
+        files = {p for p in self.local_extension_paths()}
+        dirs |= {p.parent for p in files}
+        watch = [str(d) for d in dirs if d.is_dir()]
+        if not watch:
+            return
+        async for changes in awatch(*watch, debounce=50, step=20, stop_event=None):
+            for change, raw in changes:
+                p = Path(raw).resolve()
+                if p.suffix != ".py" or p.name.startswith((".", "_")):
+                    continue
+                if (p in files or p.parent in dirs) and (change is not Change.deleted or p in files):
+                    self.pending_reload.add(p)
+            if self.session is None or not self.session.is_streaming:
+                self.apply_pending_reloads()
+
+    # --- models ---
+
+    @property
+    def models(self) -> ModelRegistry:
+        if self._models is None:
+            from atomic_host.models.registry import ModelRegistry
+
+            self._models = ModelRegistry(
+                self.agent_dir,
+                self.providers,
+                self.apis,
+                cli_api_key=self.options.api_key,
+                cli_provider=self.options.provider,
+            )
+            for err in getattr(self._models, "errors", []) or []:
+                print(f"atomic: {err}", file=sys.stderr)
+        return self._models
+
+    # --- sessions ---
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None and self.options.no_session:
+            from atomic_host.session.store.base import MemoryStore
+
+            self._store = MemoryStore()
+        if self._store is None:
+            from atomic_host.session.store.base import open_store
+
+            kind = self.options.session_store or self.settings.str("sessionStore", "jsonl") or "jsonl"
+            session_dir = (
+                self.options.session_dir
+                or os.environ.get("ATOMIC_CODING_AGENT_SESSION_DIR")
+                or self.settings.str("sessionDir")
+            )
+            self._store = open_store(
+                kind, self.agent_dir, Path(session_dir).expanduser() if session_dir else None, self.cwd
+            )
+        return self._store
+
+    def require_session(self) -> AgentSession:
+        if self.session is None:
+            raise RuntimeError("No active session")
+        return self.session
+
+    async def start(self) -> None:
+        from atomic_host.session.agent_session import AgentSession
+
+        self.load_plugins()
+        self.session = await AgentSession.open_initial(self)
+        await self.plugins.acall_each("host_start", api=self.api)
+        if self.options.watch or self.settings.bool("watchExtensions", False):
+            self.watch_task = asyncio.create_task(self.watch_extensions())
+
+    async def shutdown(self) -> None:
+        """stdin closed: cancel bash requests, stop the run, tell plugins, exit cleanly."""
+        if self.watch_task is not None:
+            self.watch_task.cancel()
+        self.ui.cancel_all()
+        if self.session is not None:
+            await self.session.close(reason="quit")
+        await self.plugins.acall_each("host_shutdown", api=self.api)
+
+    def settings_snapshot(self) -> dict[str, Any]:
+        return self.settings.data

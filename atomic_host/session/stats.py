@@ -1,0 +1,103 @@
+"""get_session_stats: token and cost totals over the whole file, and the context estimate."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_host.session.agent_session import AgentSession
+
+
+def _chars(message: dict[str, Any]) -> int:
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content)
+    n = 0
+    for block in content or []:
+        kind = block.get("type")
+        if kind == "text":
+            n += len(block.get("text", ""))
+        elif kind == "thinking":
+            n += len(block.get("thinking", ""))
+        elif kind == "toolCall":
+            n += len(block.get("name", "")) + len(json.dumps(block.get("arguments", {})))
+        elif kind == "image":
+            n += 4800
+    if message.get("role") == "bashExecution":
+        n += len(message.get("command", "")) + len(message.get("output", ""))
+    return n
+
+
+def usage_tokens(usage: dict[str, Any], api: str = "") -> int:
+    inp, out = usage.get("input", 0), usage.get("output", 0)
+    cr, cw = usage.get("cacheRead", 0), usage.get("cacheWrite", 0)
+    if api == "anthropic-messages" and inp and abs((cr + cw) - inp) <= 0.1 * inp:
+        return inp + out
+    return usage.get("totalTokens") or (inp + out + cr + cw)
+
+
+def context_estimate(messages: list[dict[str, Any]]) -> int:
+    """Last usable assistant usage + chars/4 of everything after it (semantics §4.6)."""
+    anchor, tokens = -1, 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted"):
+            total = usage_tokens(m.get("usage") or {}, m.get("api", ""))
+            if total > 0:
+                anchor, tokens = i, total
+                break
+    for m in messages[anchor + 1 :]:
+        tokens += math.ceil(_chars(m) / 4)
+    return tokens
+
+
+def session_stats(agent: AgentSession) -> dict[str, Any]:
+    session = agent.session
+    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    tool_calls = total = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    latest: dict[str, Any] | None = None
+    for entry in session.entries:
+        usage = None
+        if entry.get("type") == "message":
+            total += 1
+            m = entry.get("message") or {}
+            role = m.get("role")
+            if role in counts:
+                counts[role] += 1
+            if role == "assistant":
+                tool_calls += sum(1 for b in m.get("content") or [] if b.get("type") == "toolCall")
+                usage = m.get("usage")
+                latest = usage
+        elif entry.get("type") in ("branch_summary", "session_summary"):
+            usage = entry.get("usage")
+        if usage:
+            for k in tokens:
+                tokens[k] += usage.get(k, 0) or 0
+            cost += (usage.get("cost") or {}).get("total", 0) or 0
+    data: dict[str, Any] = {
+        "sessionId": session.id,
+        "userMessages": counts["user"],
+        "assistantMessages": counts["assistant"],
+        "toolCalls": tool_calls,
+        "toolResults": counts["toolResult"],
+        "totalMessages": total,
+        "tokens": {**tokens, "total": sum(tokens.values())},
+        "cost": cost,
+    }
+    if session.location:
+        data["sessionFile"] = session.location
+    window = (agent.model or {}).get("contextWindow") or 0
+    if window > 0:
+        used = context_estimate(agent.messages)
+        data["contextUsage"] = {
+            "tokens": used,
+            "contextWindow": window,
+            "percent": round(100 * used / window, 1),
+        }
+    if latest is not None:
+        data["latestAssistantUsage"] = latest
+    return data

@@ -1,0 +1,144 @@
+"""Which tools are active, and why (``get_tools``): defaultTools, --tools, --no-tools,
+--no-builtin-tools, --exclude-tools (semantics §5.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_host.runtime import Runtime
+    from atomic_host.tools import Tool
+
+BUILTIN_DEFAULTS = ("read", "bash", "kill", "edit", "write", "find", "search", "ask_user_question", "todo")
+NEEDS_USER = frozenset({"ask_user_question"})
+
+
+@dataclass
+class Selection:
+    source: str
+    description: str
+    names: list[str]
+    modifiers: list[str] = field(default_factory=list)
+    allowlist: bool = False
+    excluded: list[dict[str, str]] = field(default_factory=list)
+
+
+def _apply_modifiers(names: list[str], entries: list[str]) -> None:
+    for entry in entries:
+        if entry.startswith("+") and entry[1:] not in names:
+            names.append(entry[1:])
+        elif entry.startswith("-") and entry[1:] in names:
+            names.remove(entry[1:])
+
+
+def _split(entries: list[str]) -> tuple[list[str], list[str]]:
+    plain = [e for e in entries if e and not e.startswith(("+", "-"))]
+    mods = [e for e in entries if e.startswith(("+", "-")) and len(e) > 1]
+    return plain, mods
+
+
+def compute(rt: Runtime) -> Selection:
+    opts = rt.options
+    builtin = {t.name for t in rt.tools.all() if t.plugin.startswith("builtin_plugins")}
+    sel = Selection("built-in-defaults", "the built-in defaults", list(BUILTIN_DEFAULTS))
+    setting = rt.settings.get("defaultTools")
+    if isinstance(setting, list):
+        entries = [str(x) for x in setting]
+        plain, mods = _split(entries)
+        sel.source, sel.description = "default-tools-setting", "the defaultTools setting"
+        if plain or not entries:
+            sel.names = plain
+        _apply_modifiers(sel.names, mods)
+    if opts.tools is not None:
+        plain, mods = _split(opts.tools)
+        if plain:
+            sel.source, sel.description, sel.names, sel.allowlist = "tools-allowlist", "--tools", plain, True
+        _apply_modifiers(sel.names, mods)
+        sel.modifiers = mods
+    if opts.no_builtin_tools:
+        sel.source, sel.description = "no-built-in-tools", "--no-builtin-tools"
+        sel.names = [n for n in sel.names if n not in builtin]
+    if opts.no_tools:
+        sel.source, sel.description, sel.names = "no-tools", "--no-tools", []
+    for name in opts.exclude_tools:
+        if name in sel.names:
+            sel.names.remove(name)
+            sel.excluded.append({"name": name, "reason": "excluded by --exclude-tools"})
+    if opts.mode != "rpc":
+        for name in NEEDS_USER & set(sel.names):
+            sel.names.remove(name)
+            sel.excluded.append({"name": name, "reason": f"needs user input, which --mode {opts.mode} lacks"})
+    return sel
+
+
+def apply_selection(rt: Runtime) -> Selection:
+    """Compute the selection and make it the registry's active set."""
+    sel = compute(rt)
+    active = set(sel.names)
+    if not sel.allowlist and not rt.options.no_tools:
+        # Extension tools stay active whatever defaultTools says (unless opt-in).
+        active |= {
+            t.name for t in rt.tools.all() if not t.plugin.startswith("builtin_plugins") and not t.opt_in
+        }
+    active -= {e["name"] for e in sel.excluded}
+    rt.tools.selection = active
+    return sel
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    variants = {name.replace("-", "_"), name.replace("_", "-")}
+    for v in variants:
+        if v in known and v != name:
+            return f'; did you mean "{v}"?'
+    close = get_close_matches(name, known, n=1, cutoff=0.75)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+def _entry(rt: Runtime, tool: Tool, sel: Selection) -> dict[str, Any]:
+    active = rt.tools.is_active(tool)
+    item: dict[str, Any] = {
+        "name": tool.name,
+        "active": active,
+        "exposure": tool.exposure,
+        "source": tool.source,
+        "sourcePath": tool.source_path or f"<builtin:{tool.name}>",
+        "summary": tool.one_line_summary(),
+    }
+    if not active:
+        if any(e["name"] == tool.name for e in sel.excluded):
+            item["inactiveReason"] = next(e["reason"] for e in sel.excluded if e["name"] == tool.name)
+        elif tool.opt_in:
+            item["inactiveReason"] = f'opt-in; add "+{tool.name}" to defaultTools or --tools to enable it'
+        else:
+            item["inactiveReason"] = f"not selected by {sel.description}"
+    return item
+
+
+def report(rt: Runtime) -> dict[str, Any]:
+    """The ``get_tools`` response data."""
+    sel = apply_selection(rt)
+    known = [t.name for t in rt.tools.all()]
+    entries = [_entry(rt, t, sel) for t in rt.tools.all()]
+    entries.sort(key=lambda e: not e["active"])
+    missing = [
+        {
+            "name": n,
+            "reason": f"selected by {sel.description}, but no built-in, extension, SDK custom tool, or MCP "
+            f'server has registered a tool named "{n}"' + _did_you_mean(n, known),
+        }
+        for n in sel.names
+        if n not in known
+    ]
+    return {
+        "selection": {
+            "source": sel.source,
+            "description": sel.description,
+            "names": sel.names,
+            "modifiers": sel.modifiers,
+        },
+        "tools": entries,
+        "missing": missing,
+        "excluded": sel.excluded,
+    }

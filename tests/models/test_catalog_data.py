@@ -1,0 +1,87 @@
+"""The shipped catalog: shape, prices, thinking maps, plugin registration."""
+
+from __future__ import annotations
+
+import pluggy
+import pytest
+
+from atomic_host import PROJECT_NAME, hookspec
+from atomic_host.llm.types import ProviderInfo
+from atomic_host.models.catalog import builtin_providers, provenance
+from atomic_host.models.thinking import LEVELS
+
+REQUIRED = {"id": str, "name": str, "api": str, "provider": str, "baseUrl": str, "reasoning": bool,
+            "input": list, "cost": dict, "contextWindow": int, "maxTokens": int}
+ALL_MODELS = [m for p in builtin_providers() for m in p.models]
+
+
+def test_providers_and_env_keys() -> None:
+    providers = {p.id: p for p in builtin_providers()}
+    assert set(providers) == {"anthropic", "openai"}
+    assert providers["anthropic"].env_keys == ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
+    assert providers["anthropic"].api == "anthropic-messages"
+    assert providers["anthropic"].base_url == "https://api.anthropic.com"
+    assert providers["openai"].env_keys == ["OPENAI_API_KEY"]
+    assert providers["openai"].api == "openai-responses"
+    assert providers["openai"].base_url == "https://api.openai.com/v1"
+    assert "never fetched" in provenance()
+
+
+@pytest.mark.parametrize("model", ALL_MODELS, ids=lambda m: m["id"])
+def test_model_fields(model: dict) -> None:
+    for key, kind in REQUIRED.items():
+        assert isinstance(model[key], kind), key
+    assert set(model["input"]) <= {"text", "image"} and "text" in model["input"]
+    cost = model["cost"]
+    assert cost["input"] > 0 and cost["output"] > 0 and cost["cacheRead"] > 0
+    assert cost["output"] >= cost["input"] > cost["cacheRead"]
+    assert 0 < model["maxTokens"] <= model["contextWindow"]
+    for level, value in (model.get("thinkingLevelMap") or {}).items():
+        assert level in LEVELS and (value is None or isinstance(value, str))
+    if model["provider"] == "anthropic":
+        assert cost["cacheWrite"] == pytest.approx(cost["input"] * 1.25)
+        assert model["compat"]["supportsStrictTools"] is True
+
+
+def test_unique_ids_and_expected_models() -> None:
+    keys = [(m["provider"], m["id"]) for m in ALL_MODELS]
+    assert len(keys) == len(set(keys))
+    ids = {m["id"] for m in ALL_MODELS}
+    assert {"claude-opus-4-1", "claude-opus-4-5", "claude-sonnet-4-5", "claude-sonnet-4-20250514",
+            "claude-haiku-4-5", "claude-3-5-haiku-latest", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1",
+            "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "o3", "o4-mini"} <= ids
+
+
+def test_generated_map_rules() -> None:
+    by_id = {m["id"]: m for m in ALL_MODELS}
+    for mid in ("claude-opus-4-6", "claude-sonnet-4-6"):
+        assert by_id[mid]["compat"]["forceAdaptiveThinking"] is True
+        assert by_id[mid]["thinkingLevelMap"]["max"] == "max"
+    assert "forceAdaptiveThinking" not in by_id["claude-sonnet-4-5"]["compat"]
+    for m in ALL_MODELS:
+        if m["id"].startswith("gpt-5"):
+            assert m["thinkingLevelMap"]["off"] is None
+    assert by_id["gpt-5.2"]["thinkingLevelMap"]["xhigh"] == "xhigh"
+    assert by_id["gpt-4o"]["reasoning"] is False
+
+
+def test_fresh_copies() -> None:
+    first = builtin_providers()
+    first[0].models[0]["cost"]["input"] = 999
+    assert builtin_providers()[0].models[0]["cost"]["input"] != 999
+
+
+def test_plugin_registers_providers() -> None:
+    class Specs:
+        @hookspec
+        def register_providers(self, register):  # type: ignore[no-untyped-def]
+            """spec"""
+
+    import builtin_plugins.catalog as plugin
+
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(Specs)
+    pm.register(plugin)
+    got: list[ProviderInfo] = []
+    pm.hook.register_providers(register=got.append)
+    assert [p.id for p in got] == ["anthropic", "openai"]
