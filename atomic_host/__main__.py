@@ -1,0 +1,7 @@
+"""``python -m atomic_host`` is the ``atomic`` command."""
+
+import sys
+
+from atomic_host.cli import main
+
+sys.exit(main())

@@ -1,0 +1,67 @@
+"""Ids and timestamps in the exact shapes the session format uses."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Container
+from datetime import UTC, datetime
+
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+def validate_session_id(session_id: object) -> str:
+    """Return ``session_id`` if it is a safe id (§2.1 regex, no path parts), else raise ValueError."""
+    if not isinstance(session_id, str) or not SESSION_ID_RE.match(session_id) or ".." in session_id:
+        raise ValueError(f"Invalid session id: {session_id!r}")
+    return session_id
+
+
+def uuid7() -> str:
+    """A UUIDv7 string (time-ordered), as Atomic uses for session ids."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 62) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
+def new_entry_id(existing: Container[str]) -> str:
+    """8 lowercase hex chars (the head of a random UUID), re-drawn on collision."""
+    while True:
+        candidate = uuid.uuid4().hex[:8]
+        if candidate not in existing:
+            return candidate
+
+
+def iso_from_ms(ms: float) -> str:
+    """``2026-07-13T10:00:00.000Z`` from Unix milliseconds (JavaScript ``toISOString``)."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def now_iso() -> str:
+    return iso_from_ms(time.time() * 1000)
+
+
+def ms_from_iso(value: object) -> float | None:
+    """Unix ms of an ISO timestamp, or None when it does not parse."""
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp() * 1000
+
+
+def filename_timestamp(iso: str) -> str:
+    """The file-name form of an ISO timestamp: ``:`` and ``.`` become ``-``."""
+    return iso.replace(":", "-").replace(".", "-")

@@ -1,0 +1,102 @@
+"""RpcSessionInfo fields (§2.6), computed incrementally so stores can maintain them on append."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from atomic_host.session.ids import iso_from_ms, ms_from_iso
+from atomic_host.session.tree import message_text
+
+
+@dataclass
+class ListingState:
+    """Running listing fields of one session; ``apply`` each entry in append order."""
+
+    message_count: int = 0
+    first_message: str | None = None
+    modified_ms: float | None = None
+    name: str | None = None
+    has_name: bool = False
+    summary: dict[str, Any] | None = field(default=None)
+
+    def apply(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        if kind == "session_info":
+            name = entry.get("name")
+            self.name = (name.strip() or None) if isinstance(name, str) else None
+            self.has_name = True
+        elif kind == "session_summary":
+            self.summary = entry
+        elif kind == "branch_summary":
+            self.summary = None  # a later branch summary retires the session summary
+        elif kind == "message":
+            self.message_count += 1
+            message = entry.get("message")
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                return
+            stamp = message.get("timestamp")
+            ms = float(stamp) if isinstance(stamp, int | float) else ms_from_iso(entry.get("timestamp"))
+            if ms is not None and ms > 0:
+                self.modified_ms = ms if self.modified_ms is None else max(self.modified_ms, ms)
+            if self.first_message is None and message.get("role") == "user":
+                text = message_text(message, " ")
+                if text:
+                    self.first_message = text
+
+    def info(
+        self, header: dict[str, Any], path: str, fallback_mtime_ms: float | None = None
+    ) -> dict[str, Any]:
+        return build_info(
+            header,
+            path,
+            message_count=self.message_count,
+            first_message=self.first_message,
+            modified_ms=self.modified_ms,
+            name=self.name,
+            has_name=self.has_name,
+            summary=self.summary,
+            fallback_mtime_ms=fallback_mtime_ms,
+        )
+
+
+def build_info(
+    header: dict[str, Any],
+    path: str,
+    *,
+    message_count: int,
+    first_message: str | None,
+    modified_ms: float | None,
+    name: str | None,
+    has_name: bool,
+    summary: dict[str, Any] | None,
+    fallback_mtime_ms: float | None = None,
+) -> dict[str, Any]:
+    """One RpcSessionInfo dict; ``created``/``modified`` are ISO strings."""
+    created_ms = ms_from_iso(header.get("timestamp"))
+    if modified_ms is None:
+        modified_ms = created_ms if created_ms is not None else fallback_mtime_ms
+    info: dict[str, Any] = {"path": path, "id": header.get("id"), "cwd": header.get("cwd") or ""}
+    if name:
+        info["name"] = name
+    info["hasName"] = has_name
+    if isinstance(header.get("parentSession"), str):
+        info["parentSessionPath"] = header["parentSession"]
+    info["created"] = iso_from_ms(created_ms) if created_ms is not None else header.get("timestamp")
+    info["modified"] = iso_from_ms(modified_ms) if modified_ms is not None else info["created"]
+    info["messageCount"] = message_count
+    info["firstMessage"] = first_message or "(no messages)"
+    if summary is not None and isinstance(summary.get("summary"), str):
+        info["summary"] = summary["summary"]
+        if summary.get("summarizedThroughId") is not None:
+            info["summarizedThroughId"] = summary["summarizedThroughId"]
+    info["_modifiedMs"] = modified_ms or 0.0
+    return info
+
+
+def finish_listing(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sort by modified descending and drop the private sort key."""
+    infos.sort(key=lambda i: i["_modifiedMs"], reverse=True)
+    for info in infos:
+        info.pop("_modifiedMs", None)
+    return infos

@@ -1,0 +1,1 @@
+"""Session store backends: jsonl (default), sqlite, memory."""

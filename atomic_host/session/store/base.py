@@ -1,0 +1,282 @@
+"""The SessionStore interface, shared fork/clone logic, and ``open_store``.
+
+Stores: ``jsonl`` (default; Atomic's file format, one file per session), ``sqlite`` (one database)
+and ``memory`` (``--no-session``: nothing is ever written).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from atomic_host.session.ids import now_iso, uuid7, validate_session_id
+from atomic_host.session.listing import ListingState, finish_listing
+from atomic_host.session.tree import Session, is_assistant_entry, is_internal_header
+
+StoreKind = Literal["jsonl", "sqlite", "memory"]
+FsyncPolicy = Literal["always", "never"]
+
+NOT_SAVED_MESSAGE = (
+    "This session has not been saved yet. Wait for the first assistant response before cloning or forking it."
+)
+
+
+class SessionNotFound(LookupError):
+    """No session with that id (or location) in the store that was asked."""
+
+
+class SessionNotSaved(RuntimeError):
+    """fork/clone of a session that was never written (§2.5)."""
+
+    def __init__(self, message: str = NOT_SAVED_MESSAGE) -> None:
+        super().__init__(message)
+
+
+class InvalidSessionFile(ValueError):
+    """The first parsed record is not a ``session`` header with a string id."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live. ``location`` strings are display text and ``open_path`` input."""
+
+    kind: str
+
+    def new_session(
+        self, cwd: str, parent_session: str | None = None, session_id: str | None = None
+    ) -> Session: ...
+    def open(self, session_id: str, directory: str | Path | None = None) -> Session: ...
+    def open_path(self, path: str | Path) -> Session: ...
+    def most_recent(self, cwd: str) -> Session | None: ...
+    def list(self, cwd: str) -> list[dict[str, Any]]: ...
+    def list_all(self) -> list[dict[str, Any]]: ...
+    def delete(self, session_id: str) -> None: ...
+    def fork(self, session: Session, entry_id: str) -> Session: ...
+    def clone(self, session: Session) -> Session: ...
+    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session: ...
+    def put(
+        self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
+    ) -> Session: ...
+    def has(self, session_id: str, cwd: str | None = None) -> bool: ...
+    def close(self) -> None: ...
+
+
+def new_header(cwd: str, session_id: str | None = None, parent_session: str | None = None) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": 3,
+        "id": validate_session_id(session_id) if session_id is not None else uuid7(),
+        "timestamp": now_iso(),
+        "cwd": cwd,
+    }
+    if parent_session:
+        header["parentSession"] = parent_session
+    return header
+
+
+def default_agent_dir() -> Path:
+    """``ATOMIC_CODING_AGENT_DIR`` (alias ``PI_CODING_AGENT_DIR``), else ``~/.atomic/agent``."""
+    value = os.environ.get("ATOMIC_CODING_AGENT_DIR") or os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(value).expanduser() if value else Path.home() / ".atomic" / "agent"
+
+
+def default_session_dir(agent_dir: str | Path, cwd: str) -> Path:
+    """``<agentDir>/sessions/--<cwd without leading slash, / \\ : → ->--``."""
+    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    safe = stripped.replace("/", "-").replace("\\", "-").replace(":", "-")
+    return Path(agent_dir) / "sessions" / f"--{safe}--"
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) owner-only; tighten an existing leaf we own."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:
+        pass
+
+
+def copy_without_labels(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The branch with label entries dropped; children of a dropped label are re-parented past it."""
+    replaced: dict[str, Any] = {}
+    result = []
+    for entry in path:
+        if entry.get("type") == "label":
+            parent = entry.get("parentId")
+            replaced[entry["id"]] = replaced.get(parent, parent) if isinstance(parent, str) else parent
+            continue
+        parent = entry.get("parentId")
+        if isinstance(parent, str) and parent in replaced:
+            entry = {**entry, "parentId": replaced[parent]}
+        result.append(entry)
+    return result
+
+
+class BaseStore:
+    """fork/clone/list helpers shared by every backend; subclasses provide ``_create``."""
+
+    kind: str = "base"
+
+    def _create(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        """A new session holding ``entries``; written now if they contain an assistant message."""
+        raise NotImplementedError
+
+    def new_session(
+        self, cwd: str, parent_session: str | None = None, session_id: str | None = None
+    ) -> Session:
+        return self._create(new_header(cwd, session_id, parent_session), [])
+
+    def fork(self, session: Session, entry_id: str) -> Session:
+        """New session holding root→parent of the user message ``entry_id`` (§2.5)."""
+        entry = session.get_entry(entry_id)
+        message = entry.get("message") if entry else None
+        if (
+            not entry
+            or entry.get("type") != "message"
+            or not isinstance(message, dict)
+            or message.get("role") != "user"
+        ):
+            raise ValueError("Invalid entry ID for forking")
+        self._require_saved(session)
+        parent = entry.get("parentId")
+        return self._branch_copy(session, parent if isinstance(parent, str) and parent in session else None)
+
+    def clone(self, session: Session) -> Session:
+        """New session holding the current branch, at the current leaf."""
+        if session.leaf_id is None:
+            raise ValueError("Cannot clone session: no current entry selected")
+        self._require_saved(session)
+        return self._branch_copy(session, session.leaf_id)
+
+    def _require_saved(self, session: Session) -> None:
+        if session.writer is not None and not session.persisted:
+            raise SessionNotSaved()
+
+    def _branch_copy(self, session: Session, leaf_id: str | None) -> Session:
+        path = session.branch(leaf_id) if leaf_id is not None else []
+        header = new_header(session.cwd, parent_session=session.location)
+        created = self._create(header, copy_without_labels(path))
+        labels = session.labels()
+        for entry in created.entries[:]:
+            label = labels.get(entry["id"])
+            if label:
+                created.append_label(entry["id"], label)
+        return created
+
+    def most_recent(self, cwd: str) -> Session | None:
+        for info in self.list(cwd):  # type: ignore[attr-defined]
+            try:
+                return self.open_path(info["path"])  # type: ignore[attr-defined]
+            except (SessionNotFound, InvalidSessionFile, OSError):
+                continue
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class MemoryStore(BaseStore):
+    """``--no-session``: sessions exist only in this process, nothing is listed or written."""
+
+    kind = "memory"
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+
+    def _create(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        session = Session(header, entries)
+        self._sessions[session.id] = session
+        return session
+
+    def open(self, session_id: str, directory: str | Path | None = None) -> Session:
+        raise SessionNotFound(f"Session not found: {session_id}")
+
+    def open_path(self, path: str | Path) -> Session:
+        raise SessionNotFound(f"Session not found: {path}")
+
+    def list(self, cwd: str) -> list[dict[str, Any]]:
+        return []
+
+    def list_all(self) -> list[dict[str, Any]]:
+        return []
+
+    def delete(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    def has(self, session_id: str, cwd: str | None = None) -> bool:
+        return False
+
+    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
+        from atomic_host.session.store.jsonl import load_jsonl
+
+        header, entries, _ = load_jsonl(Path(path))
+        session = self._create(header, entries)
+        session.cwd_override = cwd_override
+        return session
+
+    def put(
+        self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
+    ) -> Session:
+        return self._create(header, entries)
+
+
+def session_info(session: Session, path: str) -> dict[str, Any]:
+    """RpcSessionInfo of an open session (used by tests and the memory store)."""
+    state = ListingState()
+    for entry in session.entries:
+        state.apply(entry)
+    return finish_listing([state.info(session.header, path)])[0]
+
+
+def has_assistant(entries: list[dict[str, Any]]) -> bool:
+    return any(is_assistant_entry(e) for e in entries)
+
+
+def open_store(
+    kind: StoreKind,
+    agent_dir: str | Path | None = None,
+    session_dir: str | Path | None = None,
+    cwd: str | None = None,
+    *,
+    fsync: FsyncPolicy = "always",
+) -> Any:
+    """Open the configured store.
+
+    ``session_dir`` (``--session-dir`` > env > settings ``sessionDir``): for JSONL a flat directory
+    whose sessions are filtered by header cwd; for SQLite the directory holding ``sessions.db``.
+    ``fsync`` is settings ``sessionFsync``: ``always`` (default, an acknowledged entry survives
+    power loss) or ``never`` (survives a process crash only).
+    """
+    agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "jsonl":
+        from atomic_host.session.store.jsonl import JsonlStore
+
+        return JsonlStore(agent, Path(session_dir) if session_dir else None, fsync=fsync, cwd=cwd)
+    if kind == "sqlite":
+        from atomic_host.session.store.sqlite import SqliteStore
+
+        db = (Path(session_dir) if session_dir else agent) / "sessions.db"
+        return SqliteStore(db, fsync=fsync)
+    raise ValueError(f"Unknown session store: {kind}")
+
+
+__all__ = [
+    "NOT_SAVED_MESSAGE",
+    "BaseStore",
+    "InvalidSessionFile",
+    "MemoryStore",
+    "SessionNotFound",
+    "SessionNotSaved",
+    "SessionStore",
+    "default_agent_dir",
+    "default_session_dir",
+    "has_assistant",
+    "is_internal_header",
+    "new_header",
+    "open_store",
+    "session_info",
+]

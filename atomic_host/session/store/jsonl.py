@@ -1,0 +1,529 @@
+"""The default store: Atomic's JSONL session files (§2.1, §2.2), byte-compatible with the reference.
+
+Durability policy: every append is a single ``os.write`` of one whole line on an ``O_APPEND`` fd,
+followed by ``os.fsync`` when ``sessionFsync`` is ``always`` (the default). An entry is
+acknowledged only after that returns, so a SIGKILL or power loss never loses an acknowledged
+entry; a crash mid-write leaves at most one torn last line, which loading skips and the next
+append steps over (it starts with a newline). On a failed write the file is truncated back.
+With ``never`` the line still reaches the kernel before the append returns (safe against a
+process crash, not against power loss).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from atomic_host.session.ids import filename_timestamp, ms_from_iso, new_entry_id, validate_session_id
+from atomic_host.session.listing import build_info, finish_listing
+from atomic_host.session.store.base import (
+    BaseStore,
+    InvalidSessionFile,
+    SessionNotFound,
+    default_session_dir,
+    ensure_private_dir,
+    has_assistant,
+)
+from atomic_host.session.tree import Session, is_internal_header, message_text
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_TYPE_RE = re.compile(rb'^\{"type":"([A-Za-z_]+)"')
+_ROLE_RE = re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One JSON line as ``JSON.stringify`` writes it (compact, UTF-8) plus ``\\n``."""
+    try:
+        return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escape them rather than write invalid UTF-8
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _parse(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def read_bytes_nofollow(path: Path) -> bytes:
+    """Read a regular file, refusing symlinks (O_NOFOLLOW)."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidSessionFile(f"Not a regular file: {path}")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _migrate(records: list[dict[str, Any]]) -> bool:
+    """Migrate v1/v2 records in place to v3; True when anything changed (§2.2)."""
+    header = records[0]
+    version = header.get("version", 1)
+    if not isinstance(version, int):
+        version = 1
+    if version >= 3:
+        return False
+    if version < 2:
+        ids: set[str] = set()
+        previous: str | None = None
+        for record in records[1:]:
+            record["id"] = new_entry_id(ids)
+            ids.add(record["id"])
+            record["parentId"] = previous
+            previous = record["id"]
+            if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:
+                index = record.pop("firstKeptEntryIndex")
+                target = records[index] if isinstance(index, int) and 0 < index < len(records) else None
+                record["firstKeptEntryId"] = target.get("id") if target else None
+    for record in records[1:]:
+        message = record.get("message")
+        if (
+            record.get("type") == "message"
+            and isinstance(message, dict)
+            and message.get("role") == "hookMessage"
+        ):
+            message["role"] = "custom"
+    header["version"] = 3
+    return True
+
+
+def parse_records(data: bytes) -> list[dict[str, Any]]:
+    records = []
+    for line in data.split(b"\n"):
+        if line.strip():
+            obj = _parse(line)
+            if isinstance(obj, dict):
+                records.append(obj)
+    return records
+
+
+def load_jsonl(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+    """(header, entries, migrated). Unparseable lines are skipped; a bad header raises."""
+    records = parse_records(read_bytes_nofollow(path))
+    if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
+        raise InvalidSessionFile(f"Not a session file: {path}")
+    migrated = _migrate(records)
+    entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
+    return records[0], entries, migrated
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Replace ``path`` with ``data`` via a temp file + rename (mode 0600)."""
+    import tempfile  # only migration/import/transfer need it; keep store import cheap
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
+    try:
+        _write_all(fd, data)
+        if fsync:
+            os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if fsync:
+        _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class JsonlWriter:
+    """Owns one session file: lazy first write, then one durable line per append."""
+
+    def __init__(self, path: Path, *, fsync: bool, exists: bool = False, needs_newline: bool = False) -> None:
+        self.path = path
+        self.fsync = fsync
+        self._exists = exists
+        self._needs_newline = needs_newline
+        self._fd: int | None = None
+
+    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        ensure_private_dir(self.path.parent)
+        data = b"".join(encode_line(r) for r in (header, *entries))
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _NOFOLLOW, 0o600)
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            raise
+        self._fd, self._exists, self._needs_newline = fd, True, False
+        if self.fsync:
+            _fsync_dir(self.path.parent)
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+        return self._fd
+
+    def append(self, entry: dict[str, Any]) -> None:
+        line = encode_line(entry)
+        fd = self._open()
+        # A torn (or newline-less) last line must not swallow this entry.
+        data = b"\n" + line if self._needs_newline else line
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+        self._needs_newline = False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+
+class JsonlStore(BaseStore):
+    """Sessions as ``<dir>/<ISO-with-dashes>_<id>.jsonl`` files, one project directory per cwd."""
+
+    kind = "jsonl"
+
+    def __init__(
+        self,
+        agent_dir: Path,
+        session_dir: Path | None = None,
+        *,
+        fsync: str = "always",
+        cwd: str | None = None,
+    ) -> None:
+        self.agent_dir = Path(agent_dir)
+        self.cwd = cwd if cwd is not None else os.getcwd()
+        self.custom_dir = Path(session_dir) if session_dir is not None else None
+        self.fsync = fsync != "never"
+
+    # -- locations ------------------------------------------------------------------------------
+    def dir_for(self, cwd: str) -> Path:
+        return self.custom_dir if self.custom_dir is not None else default_session_dir(self.agent_dir, cwd)
+
+    def _filters_cwd(self, cwd: str) -> bool:
+        return self.custom_dir is not None and self.custom_dir != default_session_dir(self.agent_dir, cwd)
+
+    def path_for(self, header: dict[str, Any]) -> Path:
+        name = f"{filename_timestamp(str(header['timestamp']))}_{validate_session_id(header['id'])}.jsonl"
+        return self.dir_for(str(header.get("cwd", ""))) / name
+
+    # -- creating / opening ---------------------------------------------------------------------
+    def _create(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        path = self.path_for(header)
+        session = Session(header, entries, writer=JsonlWriter(path, fsync=self.fsync), location=str(path))
+        if has_assistant(entries):
+            session.flush()
+        return session
+
+    def open_path(self, path: str | Path) -> Session:
+        """Open a session file anywhere (``--session PATH``); migrates v1/v2 files in place."""
+        path = Path(path)
+        try:
+            data = read_bytes_nofollow(path)
+        except FileNotFoundError:
+            raise SessionNotFound(f"Session not found: {path}") from None
+        except OSError as exc:  # ELOOP: a symlink
+            raise SessionNotFound(f"Session not found: {path} ({exc.strerror})") from None
+        records = parse_records(data)
+        if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
+            raise InvalidSessionFile(f"Not a session file: {path}")
+        header = records[0]
+        needs_newline = bool(data) and not data.endswith(b"\n")
+        if _migrate(records):
+            atomic_write(path, b"".join(encode_line(r) for r in records), fsync=self.fsync)
+            needs_newline = False
+        entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
+        writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
+        return Session(header, entries, writer=writer, location=str(path), persisted=True)
+
+    def _safe_files(self, directory: Path) -> list[Path]:
+        """Regular ``*.jsonl`` files directly in ``directory``; symlinks are never followed."""
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return []
+        files = []
+        for name in names:
+            if not name.endswith(".jsonl") or name.startswith("."):
+                continue
+            path = directory / name
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    files.append(path)
+            except OSError:
+                continue
+        return files
+
+    def _find(self, directory: Path, session_id: str) -> Path | None:
+        validate_session_id(session_id)
+        files = self._safe_files(directory)
+        named = sorted(p for p in files if p.name.endswith(f"_{session_id}.jsonl"))
+        if named:
+            return named[-1]
+        for path in sorted(files):  # imported files may keep any basename: check headers
+            header = _read_header(path)
+            if header is not None and header.get("id") == session_id:
+                return path
+        return None
+
+    def open(self, session_id: str, directory: str | Path | None = None) -> Session:
+        """Open by id in this project's directory, or only in ``directory`` when given."""
+        validate_session_id(session_id)
+        search = Path(directory) if directory is not None else None
+        path = self._find(search, session_id) if search is not None else None
+        if search is None:
+            for candidate in self._project_dirs():
+                path = self._find(candidate, session_id)
+                if path is not None:
+                    break
+        if path is None:
+            raise SessionNotFound(f"Session not found: {session_id}")
+        return self.open_path(path)
+
+    def _project_dirs(self) -> list[Path]:
+        if self.custom_dir is not None:
+            return [self.custom_dir]
+        root = self.agent_dir / "sessions"
+        try:
+            return [root / n for n in sorted(os.listdir(root)) if stat.S_ISDIR(os.lstat(root / n).st_mode)]
+        except OSError:
+            return []
+
+    def has(self, session_id: str, cwd: str | None = None) -> bool:
+        dirs = [self.dir_for(cwd)] if cwd is not None else self._project_dirs()
+        return any(self._find(d, session_id) is not None for d in dirs)
+
+    # -- listing --------------------------------------------------------------------------------
+    def list(self, cwd: str) -> list[dict[str, Any]]:
+        filter_cwd = self._filters_cwd(cwd)
+        infos = []
+        for path in self._safe_files(self.dir_for(cwd)):
+            info = scan_info(path)
+            if info is None or info.pop("_internal", False):
+                continue
+            if filter_cwd and info["cwd"] != cwd:
+                continue
+            infos.append(info)
+        return finish_listing(infos)
+
+    def list_all(self) -> list[dict[str, Any]]:
+        infos = []
+        for directory in self._project_dirs():
+            for path in self._safe_files(directory):
+                info = scan_info(path)
+                if info is not None and not info.pop("_internal", False):
+                    infos.append(info)
+        return finish_listing(infos)
+
+    # -- deleting / importing -------------------------------------------------------------------
+    def delete(self, session_id: str) -> None:
+        """Remove the session's file and its compaction backups; unknown id → no-op."""
+        validate_session_id(session_id)
+        for directory in self._project_dirs():
+            path = self._find(directory, session_id)
+            if path is None:
+                continue
+            for other in os.listdir(directory):
+                if other.startswith(path.name + ".") and other.endswith(".bak"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(directory / other)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
+        """Copy a session file into this store's project directory (same basename) and open it."""
+        source = Path(path)
+        load_jsonl(source)  # refuse a non-session file before copying anything
+        target_dir = self.dir_for(self.cwd)
+        ensure_private_dir(target_dir)
+        target = target_dir / source.name
+        if source.resolve() != target.resolve():
+            with contextlib.suppress(FileNotFoundError):
+                if os.path.islink(target):
+                    os.unlink(target)
+            data = read_bytes_nofollow(source)
+            atomic_write(target, data, fsync=self.fsync)
+        session = self.open_path(target)
+        session.cwd_override = cwd_override
+        return session
+
+    def put(
+        self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
+    ) -> Session:
+        """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``."""
+        validate_session_id(header["id"])
+        directory = self.dir_for(str(header.get("cwd", "")))
+        existing = self._find(directory, header["id"])
+        if existing is not None and not overwrite:
+            return self.open_path(existing)
+        ensure_private_dir(directory)
+        path = existing or self.path_for(header)
+        atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), fsync=self.fsync)
+        return self.open_path(path)
+
+
+def _read_header(path: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, 65536)
+    finally:
+        os.close(fd)
+    obj = _parse(head.split(b"\n", 1)[0])
+    if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
+        return obj
+    return None
+
+
+def scan_info(path: Path) -> dict[str, Any] | None:
+    """RpcSessionInfo of a file without parsing every line (§2.6).
+
+    Entry types and message roles are read from the line prefix the reference writer produces;
+    only the header, the first user message, the newest user/assistant message, the latest
+    ``session_info`` and the latest summary line are JSON-parsed. Lines in another key order fall
+    back to a full parse.
+    """
+    try:
+        data = read_bytes_nofollow(path)
+        mtime_ms = os.stat(path, follow_symlinks=False).st_mtime * 1000
+    except (OSError, InvalidSessionFile):
+        return None
+    lines = data.split(b"\n")
+    header = _parse(lines[0])
+    if (
+        not isinstance(header, dict)
+        or header.get("type") != "session"
+        or not isinstance(header.get("id"), str)
+    ):
+        records = parse_records(data)  # a leading junk line: take the slow, exact path
+        if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
+            return None
+        return _info_from_records(path, records, mtime_ms)
+    if not isinstance(header.get("version"), int) or header["version"] < 3:
+        return _info_from_records(path, parse_records(data), mtime_ms)
+    if lines and lines[-1] and _parse(lines[-1]) is None:
+        lines.pop()  # torn last line
+    count = 0
+    first_user: dict[str, Any] | None = None
+    last_conv = last_info = last_summary = last_branch = -1
+    parsed: dict[int, Any] = {}
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if not line:
+            continue
+        match = _TYPE_RE.match(line)
+        if match:
+            kind = match.group(1).decode()
+        else:
+            obj = _parse(line)
+            if not isinstance(obj, dict):
+                continue
+            parsed[index] = obj
+            kind = obj.get("type")
+        if kind == "message":
+            role_match = _ROLE_RE.search(line)
+            if role_match:
+                role = role_match.group(1).decode()
+            else:
+                obj = parsed.get(index) or _parse(line)
+                if not isinstance(obj, dict):
+                    continue
+                parsed[index] = obj
+                message = obj.get("message")
+                role = message.get("role") if isinstance(message, dict) else None
+            count += 1
+            if role in ("user", "assistant"):
+                last_conv = index
+                if role == "user" and first_user is None:
+                    obj = parsed.get(index) or _parse(line)
+                    if isinstance(obj, dict) and message_text(obj.get("message"), " "):
+                        first_user = obj
+        elif kind == "session_info":
+            last_info = index
+        elif kind == "session_summary":
+            last_summary = index
+        elif kind == "branch_summary":
+            last_branch = index
+
+    def load(index: int) -> dict[str, Any] | None:
+        if index < 0:
+            return None
+        obj = parsed.get(index) or _parse(lines[index])
+        return obj if isinstance(obj, dict) else None
+
+    modified_ms = None
+    conv = load(last_conv)
+    if conv is not None:
+        stamp = (conv.get("message") or {}).get("timestamp")
+        if isinstance(stamp, int | float) and stamp > 0:
+            modified_ms = float(stamp)
+        else:
+            modified_ms = ms_from_iso(conv.get("timestamp"))
+    info_entry = load(last_info)
+    name = info_entry.get("name") if info_entry else None
+    summary = load(last_summary) if last_summary > last_branch else None
+    info = build_info(
+        header,
+        str(path),
+        message_count=count,
+        first_message=message_text(first_user.get("message"), " ") if first_user else None,
+        modified_ms=modified_ms,
+        name=(name.strip() or None) if isinstance(name, str) else None,
+        has_name=info_entry is not None,
+        summary=summary,
+        fallback_mtime_ms=mtime_ms,
+    )
+    info["_internal"] = is_internal_header(header)
+    return info
+
+
+def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: float) -> dict[str, Any]:
+    from atomic_host.session.listing import ListingState
+
+    state = ListingState()
+    for record in records[1:]:
+        state.apply(record)
+    info = state.info(records[0], str(path), mtime_ms)
+    info["_internal"] = is_internal_header(records[0])
+    return info
+
+
+__all__ = ["JsonlStore", "JsonlWriter", "encode_line", "load_jsonl", "scan_info"]

@@ -1,0 +1,283 @@
+"""SQLite store: every session in one database, ``<agentDir>/sessions.db`` (§2.1 [inferred]).
+
+WAL journal. ``synchronous=FULL`` when ``sessionFsync`` is ``always`` (the default): each append
+commits with a WAL fsync, so an acknowledged entry survives power loss, matching the JSONL
+guarantee; ``NORMAL`` with ``never`` (WAL + NORMAL still survives a process crash). Listing fields
+are maintained on every append in the ``sessions`` row, so ``list`` never reads entries.
+Same semantics as JSONL: lazy first write, leaf = last appended entry on load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from atomic_host.session.ids import validate_session_id
+from atomic_host.session.listing import ListingState, build_info, finish_listing
+from atomic_host.session.store.base import (
+    BaseStore,
+    InvalidSessionFile,
+    SessionNotFound,
+    ensure_private_dir,
+    has_assistant,
+)
+from atomic_host.session.tree import Session, is_internal_header
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    header TEXT NOT NULL,
+    created TEXT,
+    modified_ms REAL,
+    name TEXT,
+    has_name INTEGER NOT NULL DEFAULT 0,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    first_message TEXT,
+    summary TEXT,
+    internal INTEGER NOT NULL DEFAULT 0,
+    next_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_cwd_modified ON sessions (cwd, modified_ms DESC);
+CREATE TABLE IF NOT EXISTS entries (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    entry TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class SqliteWriter:
+    """Persists one session: header + buffered entries in one transaction, then one per append."""
+
+    def __init__(self, store: SqliteStore, state: ListingState | None = None, next_seq: int = 0) -> None:
+        self.store = store
+        self.state = state or ListingState()
+        self.next_seq = next_seq
+        self.session_id = ""
+        self._header: dict[str, Any] = {}
+
+    def _row(self, header: dict[str, Any]) -> dict[str, Any]:
+        s = self.state
+        return {
+            "id": header["id"],
+            "cwd": str(header.get("cwd", "")),
+            "header": _dumps(header),
+            "created": header.get("timestamp"),
+            "modified_ms": s.modified_ms,
+            "name": s.name,
+            "has_name": int(s.has_name),
+            "message_count": s.message_count,
+            "first_message": s.first_message,
+            "summary": _dumps(s.summary) if s.summary is not None else None,
+            "internal": int(is_internal_header(header)),
+            "next_seq": self.next_seq,
+        }
+
+    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        self.session_id = header["id"]
+        state, seq = ListingState(), 0
+        rows = []
+        for entry in entries:
+            state.apply(entry)
+            rows.append((header["id"], seq, _dumps(entry)))
+            seq += 1
+        old = (self.state, self.next_seq)
+        self.state, self.next_seq = state, seq
+        try:
+            with self.store.transaction() as db:
+                db.execute("DELETE FROM entries WHERE session_id = ?", (header["id"],))
+                db.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (:id, :cwd, :header, :created, :modified_ms,"
+                    " :name, :has_name, :message_count, :first_message, :summary, :internal, :next_seq)",
+                    self._row(header),
+                )
+                db.executemany("INSERT INTO entries VALUES (?, ?, ?)", rows)
+        except BaseException:
+            self.state, self.next_seq = old
+            raise
+        self._header = header
+
+    def append(self, entry: dict[str, Any]) -> None:
+        before = ListingState(**vars(self.state))
+        self.state.apply(entry)
+        row = self._row(self._header)
+        row["next_seq"] = self.next_seq + 1
+        try:
+            with self.store.transaction() as db:
+                db.execute("INSERT INTO entries VALUES (?, ?, ?)", (row["id"], self.next_seq, _dumps(entry)))
+                db.execute(
+                    "UPDATE sessions SET modified_ms = :modified_ms, name = :name, has_name = :has_name,"
+                    " message_count = :message_count, first_message = :first_message, summary = :summary,"
+                    " next_seq = :next_seq WHERE id = :id",
+                    row,
+                )
+        except BaseException:
+            self.state = before
+            raise
+        self.next_seq += 1
+
+    def close(self) -> None:
+        pass
+
+
+class SqliteStore(BaseStore):
+    """Sessions and entries in one SQLite database (WAL)."""
+
+    kind = "sqlite"
+
+    def __init__(self, db_path: Path, *, fsync: str = "always") -> None:
+        self.db_path = Path(db_path)
+        ensure_private_dir(self.db_path.parent)
+        # Create the file owner-only first: SQLite gives -wal/-shm the database file's mode.
+        os.close(os.open(self.db_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+        self._lock = threading.RLock()
+        self.db = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(f"PRAGMA synchronous={'FULL' if fsync != 'never' else 'NORMAL'}")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        self.db.executescript(_SCHEMA)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Any:
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def location(self, session_id: str) -> str:
+        return f"sqlite:{self.db_path}#{session_id}"
+
+    def _create(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        validate_session_id(header["id"])
+        writer = SqliteWriter(self)
+        session = Session(header, entries, writer=writer, location=self.location(header["id"]))
+        if has_assistant(entries):
+            session.flush()
+        return session
+
+    def _load(self, session_id: str) -> Session:
+        with self._lock:
+            row = self.db.execute(
+                "SELECT header, modified_ms, name, has_name, message_count, first_message, summary, next_seq"
+                " FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(f"Session not found: {session_id}")
+            entries = [
+                json.loads(text)
+                for (text,) in self.db.execute(
+                    "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+                )
+            ]
+        header = json.loads(row[0])
+        state = ListingState(
+            message_count=row[4],
+            first_message=row[5],
+            modified_ms=row[1],
+            name=row[2],
+            has_name=bool(row[3]),
+            summary=json.loads(row[6]) if row[6] else None,
+        )
+        writer = SqliteWriter(self, state, row[7])
+        writer.session_id, writer._header = session_id, header
+        return Session(header, entries, writer=writer, location=self.location(session_id), persisted=True)
+
+    def open(self, session_id: str, directory: str | Path | None = None) -> Session:
+        """Open by id; with ``directory`` (a db file or a dir holding sessions.db) look only there."""
+        validate_session_id(session_id)
+        if directory is not None:
+            target = Path(directory)
+            target = target if target.suffix == ".db" else target / "sessions.db"
+            if target.resolve() != self.db_path.resolve():
+                if not target.is_file():
+                    raise SessionNotFound(f"Session not found: {session_id}")
+                return SqliteStore(target)._load(session_id)  # its writer keeps that connection
+        return self._load(session_id)
+
+    def open_path(self, path: str | Path) -> Session:
+        """Open a ``sqlite:<db>#<id>`` location (or a bare id)."""
+        text = str(path)
+        if text.startswith("sqlite:") and "#" in text:
+            db, _, session_id = text[len("sqlite:") :].rpartition("#")
+            return self.open(session_id, db)
+        if text.endswith(".jsonl"):
+            raise InvalidSessionFile(f"Not in this SQLite store: {text} (use import_file)")
+        return self.open(text)
+
+    def has(self, session_id: str, cwd: str | None = None) -> bool:
+        with self._lock:
+            row = self.db.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None and (cwd is None or row[0] == cwd)
+
+    def _infos(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT id, header, modified_ms, name, has_name, message_count, first_message, summary"
+                f" FROM sessions WHERE internal = 0 {where}",
+                params,
+            ).fetchall()
+        infos = [
+            build_info(
+                json.loads(r[1]),
+                self.location(r[0]),
+                message_count=r[5],
+                first_message=r[6],
+                modified_ms=r[2],
+                name=r[3],
+                has_name=bool(r[4]),
+                summary=json.loads(r[7]) if r[7] else None,
+            )
+            for r in rows
+        ]
+        return finish_listing(infos)
+
+    def list(self, cwd: str) -> list[dict[str, Any]]:
+        return self._infos("AND cwd = ?", (cwd,))
+
+    def list_all(self) -> list[dict[str, Any]]:
+        return self._infos("", ())
+
+    def delete(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        with self.transaction() as db:
+            db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def put(
+        self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
+    ) -> Session:
+        validate_session_id(header["id"])
+        if self.has(header["id"]) and not overwrite:
+            return self._load(header["id"])
+        session = Session(header, entries, writer=SqliteWriter(self), location=self.location(header["id"]))
+        session.flush()
+        return session
+
+    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
+        """Copy a JSONL session file into the database (overwriting the same id) and open it."""
+        from atomic_host.session.store.jsonl import load_jsonl
+
+        header, entries, _ = load_jsonl(Path(path))
+        session = self.put(header, entries, overwrite=True)
+        session.cwd_override = cwd_override
+        return session
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()

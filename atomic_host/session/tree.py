@@ -1,0 +1,379 @@
+"""One open session: the append-only entry tree, its leaf, labels, and lazy persistence.
+
+Entries are plain dicts with the wire's camelCase keys. A store supplies a ``SessionWriter``;
+this class decides *when* to write (§2.3 lazy write) and unpublishes an entry whose write failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+from atomic_host.session.ids import ms_from_iso, new_entry_id, now_iso
+
+
+class EntryNotFound(KeyError):
+    """An entry id that is not in the session; ``str()`` is the protocol error message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SessionWriter(Protocol):
+    """What a store gives a Session to persist it."""
+
+    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        """Write header and every entry at once (the first, lazy flush)."""
+
+    def append(self, entry: dict[str, Any]) -> None:
+        """Durably add one entry; raise (leaving the store as before) on failure."""
+
+    def close(self) -> None:
+        """Release handles; the session may be reopened later."""
+
+
+def message_text(message: dict[str, Any] | None, sep: str = "") -> str:
+    """The text blocks of a message's content joined with ``sep`` (a string content as is)."""
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return sep.join(
+        b["text"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def is_assistant_entry(entry: dict[str, Any]) -> bool:
+    message = entry.get("message")
+    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
+
+
+def _role(entry: dict[str, Any]) -> str | None:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        role = message.get("role")
+        return role if isinstance(role, str) else None
+    return None
+
+
+class Session:
+    """One open session. ``entries`` is append order without the header; the leaf is in memory only."""
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        entries: Iterable[dict[str, Any]] = (),
+        *,
+        writer: SessionWriter | None = None,
+        location: str | None = None,
+        persisted: bool = False,
+        cwd_override: str | None = None,
+    ) -> None:
+        self.header = header
+        self.entries: list[dict[str, Any]] = []
+        self._index: dict[str, int] = {}
+        self._labels: dict[str, tuple[str, str]] = {}
+        self._has_assistant = False
+        self.leaf_id: str | None = None
+        self.writer = writer
+        self.location = location
+        self.persisted = persisted
+        self.cwd_override = cwd_override
+        for entry in entries:
+            self._add(entry)
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return str(self.header.get("id", ""))
+
+    @property
+    def cwd(self) -> str:
+        if self.cwd_override is not None:
+            return self.cwd_override
+        cwd = self.header.get("cwd")
+        return cwd if isinstance(cwd, str) else ""
+
+    @property
+    def parent_session(self) -> str | None:
+        value = self.header.get("parentSession")
+        return value if isinstance(value, str) else None
+
+    @property
+    def is_internal(self) -> bool:
+        return is_internal_header(self.header)
+
+    # -- appending ------------------------------------------------------------------------------
+    def _add(self, entry: dict[str, Any]) -> None:
+        self.entries.append(entry)
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            self._index[entry_id] = len(self.entries) - 1
+            self.leaf_id = entry_id
+        if is_assistant_entry(entry):
+            self._has_assistant = True
+        if entry.get("type") == "label":
+            self._apply_label(entry)
+
+    def _apply_label(self, entry: dict[str, Any]) -> None:
+        target = entry.get("targetId")
+        if not isinstance(target, str):
+            return
+        label = entry.get("label")
+        if isinstance(label, str) and label:
+            self._labels[target] = (label, str(entry.get("timestamp", "")))
+        else:
+            self._labels.pop(target, None)
+
+    def append(self, entry_type: str, **fields: Any) -> dict[str, Any]:
+        """Append a new entry as a child of the leaf, move the leaf to it and persist it (lazily)."""
+        entry: dict[str, Any] = {
+            "type": entry_type,
+            "id": new_entry_id(self._index),
+            "parentId": self.leaf_id,
+            "timestamp": now_iso(),
+            **fields,
+        }
+        return self.append_entry(entry)
+
+    def append_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Append a fully formed entry (id, parentId, timestamp already set)."""
+        if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
+            raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
+        previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
+        self._add(entry)
+        try:
+            if self.writer is not None:
+                if self.persisted:
+                    self.writer.append(entry)
+                elif self._has_assistant:
+                    self.writer.write_all(self.header, self.entries)
+                    self.persisted = True
+        except BaseException:
+            # Unpublish: the entry never happened, in memory as on disk.
+            self.entries.pop()
+            del self._index[entry["id"]]
+            self.leaf_id, self._labels, self._has_assistant = previous_leaf, previous_labels, had_assistant
+            raise
+        return entry
+
+    def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        return self.append("message", message=message)
+
+    def append_model_change(self, provider: str, model_id: str) -> dict[str, Any]:
+        return self.append("model_change", provider=provider, modelId=model_id)
+
+    def append_thinking_level_change(self, level: str) -> dict[str, Any]:
+        return self.append("thinking_level_change", thinkingLevel=level)
+
+    def append_label(self, target_id: str, label: str | None) -> dict[str, Any]:
+        """Set (or clear, with None/empty) the label of an entry. Unknown target → EntryNotFound."""
+        if target_id not in self._index:
+            raise EntryNotFound(f"Entry {target_id} not found")
+        label = label.strip() if isinstance(label, str) else None
+        return self.append("label", targetId=target_id, **({"label": label} if label else {}))
+
+    def append_session_info(self, name: str) -> dict[str, Any]:
+        return self.append("session_info", name=name.strip())
+
+    def flush(self) -> None:
+        """Write now even without an assistant message (import, explicit save)."""
+        if self.writer is not None and not self.persisted:
+            self.writer.write_all(self.header, self.entries)
+            self.persisted = True
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    # -- reading --------------------------------------------------------------------------------
+    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+        index = self._index.get(entry_id)
+        return None if index is None else self.entries[index]
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._index
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
+    def set_leaf(self, entry_id: str | None) -> None:
+        """Move the in-memory leaf (None = before the first entry). Not persisted (§2.3)."""
+        if entry_id is not None and entry_id not in self._index:
+            raise EntryNotFound(f"Entry {entry_id} not found")
+        self.leaf_id = entry_id
+
+    def branch(self, leaf_id: str | None = None) -> list[dict[str, Any]]:
+        """Entries on the path root → leaf (the current leaf by default)."""
+        start = self.leaf_id if leaf_id is None else leaf_id
+        path: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        current = self.get_entry(start) if start else None
+        while current is not None:
+            path.append(current)
+            seen.add(current["id"])
+            parent = current.get("parentId")
+            if not isinstance(parent, str) or parent in seen:
+                break
+            current = self.get_entry(parent)
+        path.reverse()
+        return path
+
+    def entries_since(self, entry_id: str) -> list[dict[str, Any]]:
+        """Entries appended strictly after ``entry_id`` (O(k)); unknown id → EntryNotFound."""
+        index = self._index.get(entry_id)
+        if index is None:
+            raise EntryNotFound(f"Entry not found: {entry_id}")
+        return self.entries[index + 1 :]
+
+    def labels(self) -> dict[str, str]:
+        return {target: label for target, (label, _) in self._labels.items()}
+
+    def label_of(self, entry_id: str) -> str | None:
+        item = self._labels.get(entry_id)
+        return item[0] if item else None
+
+    def tree(self) -> list[dict[str, Any]]:
+        """Nodes ``{entry, children, label?, labelTimestamp?}``; roots: null/self parent and orphans."""
+        nodes: dict[str, dict[str, Any]] = {}
+        ordered: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for entry in self.entries:
+            node: dict[str, Any] = {"entry": entry, "children": []}
+            label = self._labels.get(entry.get("id", ""))
+            if label:
+                node["label"], node["labelTimestamp"] = label
+            if isinstance(entry.get("id"), str):
+                nodes[entry["id"]] = node
+            ordered.append((entry, node))
+        roots: list[dict[str, Any]] = []
+        for entry, node in ordered:
+            parent_id = entry.get("parentId")
+            parent = (
+                nodes.get(parent_id) if isinstance(parent_id, str) and parent_id != entry.get("id") else None
+            )
+            (parent["children"] if parent is not None else roots).append(node)
+        stack = list(roots)
+        while stack:  # iterative: deep sessions must not hit the recursion limit
+            node = stack.pop()
+            children = node["children"]
+            if len(children) > 1:
+                children.sort(key=lambda n: ms_from_iso(n["entry"].get("timestamp")) or 0.0)
+            stack.extend(children)
+        return roots
+
+    @property
+    def name(self) -> str | None:
+        """The latest ``session_info`` name; None when never named or cleared."""
+        for entry in reversed(self.entries):
+            if entry.get("type") == "session_info":
+                name = entry.get("name")
+                return (name.strip() or None) if isinstance(name, str) else None
+        return None
+
+    def summary(self) -> dict[str, Any] | None:
+        """The non-retired ``session_summary`` entry (a later ``branch_summary`` retires it, §2.6)."""
+        return latest_session_summary(self.entries)
+
+    def fork_messages(self) -> list[dict[str, str]]:
+        """Every user message entry in the whole session with its joined text (get_fork_messages)."""
+        result = []
+        for entry in self.entries:
+            if _role(entry) == "user":
+                text = message_text(entry["message"])
+                if text:
+                    result.append({"entryId": entry["id"], "text": text})
+        return result
+
+    def entry_text(self, entry_id: str) -> str:
+        entry = self.get_entry(entry_id)
+        return message_text(entry.get("message")) if entry else ""
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        for entry in self.entries:
+            if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
+                yield entry["message"]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and summed assistant usage over every message in the session."""
+        counts = {
+            "userMessages": 0,
+            "assistantMessages": 0,
+            "toolCalls": 0,
+            "toolResults": 0,
+            "totalMessages": 0,
+        }
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+        cost = 0.0
+        latest_usage = None
+        for message in self.messages():
+            counts["totalMessages"] += 1
+            role = message.get("role")
+            if role == "user":
+                counts["userMessages"] += 1
+            elif role == "toolResult":
+                counts["toolResults"] += 1
+            elif role == "assistant":
+                counts["assistantMessages"] += 1
+                content = message.get("content")
+                if isinstance(content, list):
+                    counts["toolCalls"] += sum(
+                        1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall"
+                    )
+                usage = message.get("usage")
+                if isinstance(usage, dict):
+                    latest_usage = usage
+                    for key in ("input", "output", "cacheRead", "cacheWrite"):
+                        value = usage.get(key)
+                        if isinstance(value, int | float):
+                            tokens[key] += int(value)
+                    usage_cost = usage.get("cost")
+                    if isinstance(usage_cost, dict) and isinstance(usage_cost.get("total"), int | float):
+                        cost += usage_cost["total"]
+        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        result: dict[str, Any] = {**counts, "tokens": tokens, "cost": cost}
+        if latest_usage is not None:
+            result["latestAssistantUsage"] = latest_usage
+        return result
+
+
+def is_internal_header(header: dict[str, Any]) -> bool:
+    """Workflow stage sessions: hidden only when ``internal`` is exactly true and all three strings set."""
+    if header.get("internal") is not True:
+        return False
+    workflow = header.get("workflow")
+    if not isinstance(workflow, dict):
+        return False
+    return all(
+        isinstance(workflow.get(k), str) and workflow.get(k) for k in ("runId", "stageId", "stageName")
+    )
+
+
+def latest_session_summary(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for entry in reversed(entries):
+        kind = entry.get("type")
+        if kind == "branch_summary":
+            return None
+        if kind == "session_summary":
+            return entry
+    return None
+
+
+def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
+    """Id of the newest user/assistant message entry (tool results don't count)."""
+    for entry in reversed(entries):
+        if _role(entry) in ("user", "assistant"):
+            return entry.get("id")
+    return None
