@@ -1,0 +1,127 @@
+"""Test helpers for atomic-host and for plugin authors.
+
+Use them from pytest with ``pytest_plugins = ["atomic_host.testing"]`` in your conftest; you get
+the ``host_factory`` fixture (an async context manager factory) and ``faux_script``::
+
+    async def test_my_tool(host_factory):
+        async with host_factory("--tools", "+my_tool") as host:
+            host.faux.push({"content": [{"type": "toolCall", "name": "my_tool", "arguments": {}}]})
+            host.faux.push("done")
+            events = await host.client.prompt_and_wait("go")
+
+Every host runs in its own temporary agent dir and working directory, with the scripted
+``faux`` provider selected, so nothing touches the real ``~/.atomic``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from atomic_host.client import RpcClient
+
+
+class FauxScript:
+    """The JSONL script the faux provider reads: one reply per line, consumed in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.touch()
+
+    def push(self, *steps: str | dict[str, Any]) -> None:
+        """Queue replies: a string (text) or a step dict (content blocks, stopReason, errorMessage, delays)."""
+        with self.path.open("a") as f:
+            for step in steps:
+                f.write(json.dumps(step) + "\n")
+
+    def text(self, text: str) -> None:
+        self.push(text)
+
+    def tool_call(self, name: str, arguments: dict[str, Any], call_id: str | None = None) -> None:
+        block: dict[str, Any] = {"type": "toolCall", "name": name, "arguments": arguments}
+        if call_id:
+            block["id"] = call_id
+        self.push({"content": [block]})
+
+
+@dataclass
+class Host:
+    client: RpcClient
+    agent_dir: Path
+    cwd: Path
+    faux: FauxScript
+    faux_log: Path
+
+    def faux_calls(self) -> list[dict[str, Any]]:
+        """What the faux provider was called with (context and options), one dict per call."""
+        if not self.faux_log.exists():
+            return []
+        return [json.loads(line) for line in self.faux_log.read_text().splitlines() if line.strip()]
+
+
+def host_env(
+    agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+    env.update(
+        ATOMIC_CODING_AGENT_DIR=str(agent_dir), ATOMIC_FAUX_SCRIPT=str(faux), ATOMIC_FAUX_LOG=str(faux_log)
+    )
+    env.update(extra or {})
+    return env
+
+
+@asynccontextmanager
+async def start_host(
+    *args: str,
+    base: Path | None = None,
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    faux: bool = True,
+    stderr: int | None = None,
+    cwd: Path | None = None,
+) -> AsyncIterator[Host]:
+    """Start ``atomic --mode rpc`` in a sandbox; closes stdin and waits for exit at the end."""
+    with tempfile.TemporaryDirectory(prefix="atomic-test-") as tmp:
+        root = base or Path(tmp)
+        agent_dir = root / "agent"
+        work = cwd or root / "work"
+        agent_dir.mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True, exist_ok=True)
+        if settings is not None:
+            (agent_dir / "settings.json").write_text(json.dumps(settings))
+        script = FauxScript(root / "faux.jsonl")
+        log = root / "faux-log.jsonl"
+        argv = [*args]
+        if faux and "--provider" not in argv and "--model" not in argv:
+            argv = ["--provider", "faux", *argv]
+        client = RpcClient(
+            argv,
+            command=[sys.executable, "-m", "atomic_host", "--mode", "rpc"],
+            cwd=str(work),
+            env=host_env(agent_dir, script.path, log, env),
+            stderr=stderr,
+        )
+        await client.start()
+        try:
+            yield Host(client, agent_dir, work, script, log)
+        finally:
+            await client.close()
+
+
+try:
+    import pytest
+
+    @pytest.fixture
+    def host_factory() -> Callable[..., Any]:
+        """``async with host_factory(*cli_args, settings=..., env=...) as host:``"""
+        return start_host
+
+except ImportError:  # pytest is only needed for the fixture
+    pass

@@ -1,0 +1,113 @@
+"""The built-in tools, registered as one pluggy plugin.
+
+Only names, descriptions and ``"module:attr"`` strings live here, so registering costs no
+imports; each tool module (and pydantic) loads on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from atomic_host import hookimpl
+
+# name -> (label, description); ls is available but not in the default set (semantics §5.1).
+TOOLS: dict[str, tuple[str, str]] = {
+    "read": (
+        "Read",
+        (
+            "Read a file or directory. Text files are returned as plain text (at most 3000 lines / 50 KiB "
+            "per call; use offset/limit or a path selector like file.py:120-180 or file.py:120+40 for more). "
+            "Directories are shown as a tree, images as images, SQLite databases as a schema summary."
+        ),
+    ),
+    "bash": (
+        "Bash",
+        (
+            "Run a bash command in the working directory. Output (stdout and stderr interleaved) is "
+            "truncated to the last 3000 lines / 50 KiB; the full output is saved to a file when longer. "
+            "Default timeout 300 s (max 3600). Use background=true for servers and watchers: it returns "
+            "an id and a log path at once; stop it later with the kill tool."
+        ),
+    ),
+    "kill": (
+        "Kill",
+        (
+            "Stop a background process started by bash with background=true (and everything it spawned). "
+            "Without an id, list the background processes."
+        ),
+    ),
+    "edit": (
+        "Edit",
+        (
+            "Edit a file by exact text replacement. Each oldText must match the file exactly once (including "
+            "whitespace and indentation; copy it from read output) and edits must not overlap. All edits are "
+            "applied together or not at all."
+        ),
+    ),
+    "write": (
+        "Write",
+        (
+            "Write content to a file, creating it (and parent directories) or overwriting it entirely. "
+            "Prefer edit for changes to existing files."
+        ),
+    ),
+    "find": (
+        "Find",
+        (
+            "Find files by glob pattern (e.g. '*.py', 'src/**/*.ts', '**/test_*'). Respects .gitignore; "
+            "never descends into .git or node_modules. Returns paths relative to the working directory."
+        ),
+    ),
+    "search": (
+        "Search",
+        (
+            "Search file contents with a regular expression (Python re syntax, line by line). Respects "
+            ".gitignore, skips binary files. Results are paged: 20 files per page, 20 matches per file, with "
+            "1 line of context before and 3 after each match."
+        ),
+    ),
+    "ls": ("List", "List the entries of a directory (sorted; directories end with '/')."),
+    "ask_user_question": (
+        "Ask user",
+        (
+            "Ask the user 1-4 multiple-choice questions when you need a decision or a preference you cannot "
+            "infer. Each question has 2-4 options; the user may also type their own answer."
+        ),
+    ),
+    "todo": (
+        "Todo",
+        (
+            "Manage the project's todo list (files in .atomic/todos). Actions: list (open todos), list-all, "
+            "get, create (title required), update, append (add to body), delete, claim (assign to this "
+            "session), release. Status 'closed' or 'done' closes a todo."
+        ),
+    ),
+}
+
+
+OPT_IN = frozenset({"ls"})
+
+
+def make_tools() -> list[object]:
+    """The Tool objects, in registration order."""
+    from atomic_host.tools import Tool
+
+    return [
+        Tool(
+            name=name,
+            description=description,
+            label=label,
+            params=f"builtin_plugins.tools.{name}:Params",
+            handler=f"builtin_plugins.tools.{name}:run",
+            source="built-in",
+            source_path=f"<builtin:{name}>",
+            opt_in=name in OPT_IN,
+        )
+        for name, (label, description) in TOOLS.items()
+    ]
+
+
+@hookimpl
+def register_tools(register: Callable[[object], None]) -> None:
+    for tool in make_tools():
+        register(tool)
