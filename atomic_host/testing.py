@@ -36,7 +36,7 @@ class FauxScript:
         path.touch()
 
     def push(self, *steps: str | dict[str, Any]) -> None:
-        """Queue replies: a string (text) or a step dict (content blocks, stopReason, errorMessage, delays)."""
+        """Queue replies: a text string, or a step dict (content, stopReason, errorMessage, delays)."""
         with self.path.open("a") as f:
             for step in steps:
                 f.write(json.dumps(step) + "\n")

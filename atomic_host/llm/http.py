@@ -1,0 +1,237 @@
+"""HTTP + SSE transport shared by the adapters: abort, stream deadline, error text, transport retry.
+
+:func:`sse_events` runs the request in a reader task and hands its events over a queue, so the
+consumer can race every wait against the abort signal and the idle deadline — also while the
+server has not sent a single byte yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from atomic_host.llm.types import StreamOptions
+
+MAX_ERROR_BODY = 4000
+OPEN = ("__open__", "")
+"""First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
+_END = object()
+
+
+class ProviderError(Exception):
+    """A request failure; ``str(exc)`` is the final ``errorMessage``."""
+
+    def __init__(self, message: str, status: int | None = None, headers: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
+
+
+class StreamAborted(Exception):
+    """The caller's abort signal fired."""
+
+
+def http_error_text(status: int, body: str) -> str:
+    """``"<status> <body>"`` (body trimmed to 4000 chars), or ``"<status> status code (no body)"``."""
+    body = body.strip()
+    if not body:
+        return f"{status} status code (no body)"
+    if len(body) > MAX_ERROR_BODY:
+        body = body[:MAX_ERROR_BODY] + "…"
+    return f"{status} {body}"
+
+
+def transport_error_text(exc: BaseException) -> str:
+    """Error text for a network failure, worded so the retry classifier recognises it."""
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        return f"Request timed out: {detail}"
+    return f"Connection error: {detail}"
+
+
+def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
+    """Seconds to wait before retrying ``exc``, or None when it is not retryable."""
+    headers = exc.headers or {}
+    should = (headers.get("x-should-retry") or "").lower()
+    if should == "false":
+        return None
+    if (
+        should != "true"
+        and exc.status is not None
+        and not (exc.status in (408, 409, 429) or exc.status >= 500)
+    ):
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    if (after := headers.get("retry-after")) is not None:
+        try:
+            return max(0.0, float(after))
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(after) if after else None
+            if parsed is not None:
+                return max(0.0, parsed.timestamp() - time.time())
+    base = min(0.5 * 2**attempt, 8.0)
+    return base * (1 - 0.25 * random.random())
+
+
+async def _read(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    options: StreamOptions,
+    queue: asyncio.Queue[Any],
+) -> None:
+    attempt = 0
+    while True:
+        opened = False
+        try:
+            async with client.stream("POST", url, headers=headers, json=body) as resp:
+                if resp.status_code >= 400:
+                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                    raise ProviderError(
+                        http_error_text(resp.status_code, text), resp.status_code, resp.headers
+                    )
+                ctype = resp.headers.get("content-type", "")
+                if "text/event-stream" not in ctype:
+                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                    raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
+                opened = True
+                queue.put_nowait(OPEN)
+                async for sse in EventSource(resp).aiter_sse():
+                    queue.put_nowait((sse.event, sse.data))
+                return
+        except httpx.TransportError as exc:
+            err = ProviderError(transport_error_text(exc))
+            if opened:
+                raise err from exc
+        except ProviderError as exc:
+            err = exc
+        # Retries happen only before any event was delivered, so the consumer never sees duplicates.
+        delay = _retry_delay_s(err, attempt)
+        if delay is None or attempt >= options.max_retries:
+            raise err
+        cap_ms = options.max_retry_delay_ms
+        if cap_ms and delay * 1000 > cap_ms:
+            raise ProviderError(
+                f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}"
+            )
+        await asyncio.sleep(delay)
+        attempt += 1
+
+
+async def sse_events(
+    url: str, headers: dict[str, str], body: dict[str, Any], options: StreamOptions
+) -> AsyncIterator[tuple[str, str]]:
+    """POST ``body`` and yield :data:`OPEN`, then ``(event, data)`` pairs until the stream ends.
+
+    Raises :class:`StreamAborted` when ``options.signal`` fires, :class:`ProviderError` on HTTP
+    errors, network failures and when no event arrives within ``options.stream_deadline_s``.
+    Use it inside ``contextlib.aclosing`` so an early exit closes the connection.
+    """
+    signal = options.signal
+    if signal is not None and signal.is_set():
+        raise StreamAborted
+    own_client = options.http_client is None
+    client: httpx.AsyncClient = options.http_client or httpx.AsyncClient(
+        timeout=httpx.Timeout(options.timeout_s), trust_env=False
+    )
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def reader() -> None:
+        try:
+            await _read(client, url, headers, body, options, queue)
+            queue.put_nowait(_END)
+        except Exception as exc:
+            queue.put_nowait(exc)
+
+    task = asyncio.create_task(reader())
+    abort_wait = asyncio.create_task(signal.wait()) if signal is not None else None
+    deadline = options.stream_deadline_s
+    get: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            if signal is not None and signal.is_set():
+                raise StreamAborted
+            if not queue.empty():
+                item = queue.get_nowait()
+            else:
+                get = asyncio.ensure_future(queue.get())
+                waiters = {get} if abort_wait is None else {get, abort_wait}
+                done, _ = await asyncio.wait(waiters, timeout=deadline, return_when=asyncio.FIRST_COMPLETED)
+                if get not in done:
+                    if abort_wait is not None and abort_wait in done:
+                        raise StreamAborted
+                    raise ProviderError("stream deadline exceeded")
+                item = get.result()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for pending in (get, abort_wait, task):
+            if pending is not None and not pending.done():
+                pending.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if own_client:
+            await client.aclose()
+
+
+class WireParser:
+    """One request's translation from a wire API to builder calls; subclassed per adapter."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """``(url, headers, json_body)`` of the request."""
+        raise NotImplementedError
+
+    def on_event(self, event: str, data: str) -> list[dict[str, Any]]:
+        """Events for one SSE frame; may end the stream by returning a terminal event."""
+        raise NotImplementedError
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Events after the server closed the stream cleanly (must end with a terminal event)."""
+        raise NotImplementedError
+
+
+async def drive(parser: WireParser, options: StreamOptions) -> AsyncIterator[dict[str, Any]]:
+    """Run ``parser``'s request and yield its events; every failure becomes one ``error`` event."""
+    out = parser.out
+    try:
+        url, headers, body = parser.request()
+        events = sse_events(url, headers, body, options)
+        try:
+            async for name, data in events:
+                if (name, data) == OPEN:
+                    yield out.start()
+                    continue
+                for ev in parser.on_event(name, data):
+                    yield ev
+                if out.finished:
+                    return
+        finally:
+            await events.aclose()
+        for ev in parser.finish():
+            yield ev
+    except StreamAborted:
+        if not out.finished:
+            yield out.error("", aborted=True)
+    except ProviderError as exc:
+        if not out.finished:
+            yield out.error(str(exc))
+    except Exception as exc:  # a stream never raises: parse bugs and surprises become error events
+        if not out.finished:
+            yield out.error(f"{type(exc).__name__}: {exc}")

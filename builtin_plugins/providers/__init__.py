@@ -1,0 +1,54 @@
+"""Built-in provider plugin: the anthropic-messages, openai-completions, openai-responses and
+faux wire APIs, plus the ``faux`` provider catalog.
+
+Stream functions are registered as ``"module:function"`` strings so httpx loads on first use.
+The anthropic/openai model catalogs live in ``atomic_host.models``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_host import hookimpl
+
+_PKG = "builtin_plugins.providers"
+APIS = {
+    "anthropic-messages": f"{_PKG}.anthropic:stream",
+    "openai-completions": f"{_PKG}.openai_completions:stream",
+    "openai-responses": f"{_PKG}.openai_responses:stream",
+    "faux": f"{_PKG}.faux:stream",
+}
+
+
+def faux_model() -> dict[str, Any]:
+    """The faux-1 model dict (a copy)."""
+    return {
+        "id": "faux-1",
+        "name": "Faux 1",
+        "api": "faux",
+        "provider": "faux",
+        "baseUrl": "http://localhost:0",
+        "reasoning": True,
+        "input": ["text", "image"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 16384,
+    }
+
+
+@hookimpl
+def register_providers(register: Any) -> None:
+    from atomic_host.llm.types import ApiImpl, ProviderInfo
+
+    for api, target in APIS.items():
+        register(ApiImpl(api=api, stream=target))
+    register(
+        ProviderInfo(
+            id="faux",
+            name="Faux (scripted)",
+            api="faux",
+            base_url="http://localhost:0",
+            models=[faux_model()],
+            always_authenticated=True,
+        )
+    )

@@ -1,0 +1,367 @@
+"""openai-completions adapter: ``POST {baseUrl}/chat/completions`` with SSE (OpenAI, llama.cpp, vLLM…)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from atomic_host.llm.context import clamp_max_tokens, text_of, transform_messages
+from atomic_host.llm.http import WireParser, drive
+from atomic_host.llm.stream import AssistantStream, Event
+from atomic_host.llm.types import StreamOptions
+
+API = "openai-completions"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+FINISH_REASONS = {
+    "stop": "stop",
+    "end": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+}
+# Hosts whose Chat Completions lack store / developer role / reasoning_effort (pi-ai detectCompat).
+_NON_STANDARD = ("deepseek", "x.ai", "mistral", "cerebras", "chutes", "z.ai", "bigmodel", "groq", "together")
+
+
+def resolve_compat(model: dict[str, Any]) -> dict[str, Any]:
+    """Model ``compat`` over defaults guessed from the provider id and base URL."""
+    where = f"{model.get('provider', '')} {model.get('baseUrl', '')}".lower()
+    odd = any(h in where for h in _NON_STANDARD)
+    compat: dict[str, Any] = {
+        "supportsStore": not odd,
+        "supportsDeveloperRole": not odd,
+        "supportsReasoningEffort": not odd or "groq" in where,
+        "supportsUsageInStreaming": True,
+        "supportsFinishReason": True,
+        "maxTokensField": "max_tokens"
+        if ("mistral" in where or "chutes" in where)
+        else "max_completion_tokens",
+        "requiresToolResultName": "mistral" in where,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "thinkingFormat": "openrouter" if "openrouter" in where else "openai",
+        "supportsStrictMode": True,
+        "chatTemplateKwargs": None,
+        "thinkingTokenBudgetField": None,
+    }
+    compat.update({k: v for k, v in (model.get("compat") or {}).items() if v is not None})
+    return compat
+
+
+def _user_content(content: Any, with_images: bool) -> Any:
+    if isinstance(content, str):
+        return content
+    blocks = content or []
+    if not any(b.get("type") == "image" for b in blocks) or not with_images:
+        return text_of(blocks)
+    parts: list[dict[str, Any]] = []
+    for b in blocks:
+        if b.get("type") == "text":
+            parts.append({"type": "text", "text": b.get("text", "")})
+        elif b.get("type") == "image":
+            url = f"data:{b.get('mimeType', 'image/png')};base64,{b.get('data', '')}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def convert_messages(
+    context: dict[str, Any], model: dict[str, Any], compat: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Neutral context → Chat Completions ``messages``."""
+    with_images = "image" in (model.get("input") or ["text"])
+    out: list[dict[str, Any]] = []
+    if context.get("systemPrompt"):
+        role = "developer" if model.get("reasoning") and compat["supportsDeveloperRole"] else "system"
+        out.append({"role": role, "content": context["systemPrompt"]})
+    pending_images: list[dict[str, Any]] = []
+
+    def flush_images() -> None:
+        if pending_images:
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Attached image(s) from tool result:"},
+                        *pending_images,
+                    ],
+                }
+            )
+            pending_images.clear()
+
+    for msg in transform_messages(context.get("messages") or [], model):
+        role = msg.get("role")
+        if role != "toolResult":
+            flush_images()
+        if role == "user":
+            if out and out[-1]["role"] == "tool" and compat["requiresAssistantAfterToolResult"]:
+                out.append({"role": "assistant", "content": "I have processed the tool results."})
+            out.append({"role": "user", "content": _user_content(msg.get("content"), with_images)})
+        elif role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant"}
+            texts: list[str] = []
+            calls: list[dict[str, Any]] = []
+            for b in msg.get("content") or []:
+                kind = b.get("type")
+                if kind == "text" and b.get("text"):
+                    texts.append(b["text"])
+                elif kind == "thinking" and b.get("thinking") and not b.get("redacted"):
+                    sig = b.get("thinkingSignature")
+                    if compat["requiresThinkingAsText"]:
+                        texts.insert(0, b["thinking"])
+                    elif sig in REASONING_FIELDS:
+                        entry[sig] = entry.get(sig, "") + b["thinking"]
+                elif kind == "toolCall":
+                    calls.append(
+                        {
+                            "id": b["id"],
+                            "type": "function",
+                            "function": {
+                                "name": b["name"],
+                                "arguments": json.dumps(b.get("arguments") or {}),
+                            },
+                        }
+                    )
+            if not texts and not calls:
+                continue
+            entry["content"] = "".join(texts) if texts else None
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+        elif role == "toolResult":
+            result: dict[str, Any] = {
+                "role": "tool",
+                "tool_call_id": msg.get("toolCallId", ""),
+                "content": text_of(msg.get("content")) or "(no output)",
+            }
+            if compat["requiresToolResultName"]:
+                result["name"] = msg.get("toolName", "")
+            out.append(result)
+            if with_images:
+                pending_images.extend(
+                    _user_content([b], True)[0] for b in msg.get("content") or [] if b.get("type") == "image"
+                )
+    flush_images()
+    return out
+
+
+def _reasoning_params(
+    model: dict[str, Any], options: StreamOptions, compat: dict[str, Any]
+) -> dict[str, Any]:
+    if not model.get("reasoning"):
+        return {}
+    level = options.reasoning
+    level_map = model.get("thinkingLevelMap") or {}
+    on = level is not None and level != "off"
+    fmt = compat["thinkingFormat"]
+    params: dict[str, Any] = {}
+    if fmt == "openai":
+        if compat["supportsReasoningEffort"]:
+            if on:
+                mapped = level_map.get(level)
+                params["reasoning_effort"] = mapped if isinstance(mapped, str) else level
+            elif isinstance(level_map.get("off"), str):
+                params["reasoning_effort"] = level_map["off"]
+    elif fmt == "openrouter":
+        if on:
+            mapped = level_map.get(level)
+            params["reasoning"] = {"effort": mapped if isinstance(mapped, str) else level}
+    elif fmt in ("deepseek", "zai"):
+        params["thinking"] = {"type": "enabled" if on else "disabled"}
+    elif fmt == "qwen":
+        params["enable_thinking"] = on
+    elif fmt in ("chat-template", "qwen-chat-template"):
+        params["chat_template_kwargs"] = {"enable_thinking": on, **(compat.get("chatTemplateKwargs") or {})}
+    elif fmt == "together":
+        params["reasoning"] = {"enabled": on}
+    field = compat.get("thinkingTokenBudgetField")
+    if field and on:
+        budgets = {**BUDGETS, **(options.thinking_budgets or {})}
+        budget = budgets.get(level if level in BUDGETS else "high", BUDGETS["high"])
+        params[field] = max(1, budget - 1024)
+    return params
+
+
+class ChatParser(WireParser):
+    """Request building and chunk mapping for one Chat Completions call."""
+
+    def __init__(self, model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> None:
+        super().__init__(AssistantStream(model, api=API))
+        self.model, self.context, self.options = model, context, options
+        self.compat = resolve_compat(model)
+        self.current: int | None = None  # the open text/thinking/tool block receiving deltas
+        self.tools: dict[Any, int] = {}  # tool-call key (index, else id) → contentIndex
+        self.finish_reason: str | None = None
+        self.reasoning_details: list[Any] = []
+
+    def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
+        model, options, compat = self.model, self.options, self.compat
+        body: dict[str, Any] = {
+            "model": model["id"],
+            "messages": convert_messages(self.context, model, compat),
+            "stream": True,
+        }
+        if compat["supportsUsageInStreaming"]:
+            body["stream_options"] = {"include_usage": True}
+        if compat["supportsStore"]:
+            body["store"] = False
+        body[compat["maxTokensField"]] = clamp_max_tokens(model, self.context, options.max_tokens)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        tools = self.context.get("tools") or []
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+                        **({"strict": False} if compat["supportsStrictMode"] else {}),
+                    },
+                }
+                for t in tools
+            ]
+        body.update(_reasoning_params(model, options, compat))
+        if options.session_id and model.get("provider") == "openai":
+            body["prompt_cache_key"] = options.session_id
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        if options.api_key:
+            headers["authorization"] = f"Bearer {options.api_key}"
+        headers.update(model.get("headers") or {})
+        headers.update(options.headers)
+        base = (model.get("baseUrl") or DEFAULT_BASE_URL).rstrip("/")
+        return f"{base}/chat/completions", headers, body
+
+    # -- response -----------------------------------------------------------------------------------
+    def _usage(self, usage: dict[str, Any]) -> None:
+        details = usage.get("prompt_tokens_details") or {}
+        cache_read = next(
+            (
+                v
+                for v in (
+                    details.get("cached_tokens"),
+                    usage.get("prompt_cache_hit_tokens"),
+                    usage.get("cached_tokens"),
+                )
+                if v is not None
+            ),
+            0,
+        )
+        cache_write = details.get("cache_write_tokens") or 0
+        prompt = usage.get("prompt_tokens") or 0
+        self.out.set_usage(
+            input=max(0, prompt - cache_read - cache_write),
+            output=usage.get("completion_tokens") or 0,
+            cacheRead=cache_read,
+            cacheWrite=cache_write,
+            reasoning=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+        )
+
+    def _switch(self, kind: str) -> list[Event]:
+        """Close the current block unless it is of ``kind`` (text/thinking); open one if needed."""
+        out = self.out
+        events: list[Event] = []
+        cur = self.current
+        if cur is not None and out.is_open(cur) and out.content[cur]["type"] == kind:
+            return events
+        if cur is not None and out.is_open(cur):
+            events.append(out.end_block(cur))
+        idx, ev = out.text_start() if kind == "text" else out.thinking_start()
+        self.current = idx
+        events.append(ev)
+        return events
+
+    def _tool_delta(self, call: dict[str, Any]) -> list[Event]:
+        out = self.out
+        events: list[Event] = []
+        key = call.get("index", call.get("id"))
+        fn = call.get("function") or {}
+        idx = self.tools.get(key)
+        if idx is not None and call.get("id") and out.content[idx]["id"] != call["id"]:
+            idx = None  # same index, new id: servers that send every call whole at index 0
+        if idx is None:
+            if self.current is not None and out.is_open(self.current):
+                events.append(out.end_block(self.current))
+            idx, ev = out.toolcall_start(call.get("id") or f"call_{len(self.tools)}", fn.get("name") or "")
+            self.tools[key] = idx
+            self.current = idx
+            events.append(ev)
+        elif fn.get("name") and not out.content[idx]["name"]:
+            out.content[idx]["name"] = fn["name"]
+        if fn.get("arguments") and out.is_open(idx):
+            events.append(out.toolcall_delta(idx, fn["arguments"]))
+        return events
+
+    def on_event(self, event: str, data: str) -> list[Event]:
+        out = self.out
+        data = data.strip()
+        if not data:
+            return []
+        if data == "[DONE]":
+            return self.finish()
+        chunk = json.loads(data)
+        if chunk.get("error"):
+            err = chunk["error"]
+            text = err.get("message") if isinstance(err, dict) else str(err)
+            code = err.get("code") if isinstance(err, dict) else None
+            return [out.error(f"{code}: {text}" if code else str(text))]
+        if chunk.get("id") and "responseId" not in out.message:
+            out.message["responseId"] = chunk["id"]
+        if chunk.get("model") and chunk["model"] != self.model.get("id"):
+            out.message["responseModel"] = chunk["model"]
+        events: list[Event] = []
+        choices = chunk.get("choices") or []
+        usage = chunk.get("usage") or (choices[0].get("usage") if choices else None)
+        if usage:
+            self._usage(usage)
+        if not choices:
+            return events
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        for field in REASONING_FIELDS:
+            text = delta.get(field)
+            if isinstance(text, str) and text:
+                events += self._switch("thinking")
+                out.content[self.current]["thinkingSignature"] = field  # type: ignore[index]
+                events.append(out.thinking_delta(self.current, text))  # type: ignore[arg-type]
+                break
+        if delta.get("reasoning_details"):
+            self.reasoning_details.extend(delta["reasoning_details"])
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            events += self._switch("text")
+            events.append(out.text_delta(self.current, delta["content"]))  # type: ignore[arg-type]
+        for call in delta.get("tool_calls") or []:
+            events += self._tool_delta(call)
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+        return events
+
+    def finish(self) -> list[Event]:
+        out = self.out
+        if self.reasoning_details:
+            for block in out.content:
+                if block["type"] == "thinking":
+                    block["thinkingSignature"] = json.dumps(self.reasoning_details)
+        events = out.end_open_blocks()
+        raw = self.finish_reason
+        if raw is None:
+            if self.compat["supportsFinishReason"]:
+                return [*events, out.error("Stream ended without finish_reason")]
+            return [*events, out.done("toolUse" if out.has_tool_calls() else "stop")]
+        reason = FINISH_REASONS.get(raw)
+        if reason is None:
+            return [*events, out.error(f"Provider finish_reason: {raw}", raw=raw)]
+        if reason == "stop" and out.has_tool_calls():
+            reason = "toolUse"  # some local servers say "stop" after tool calls
+        return [*events, out.done(reason, raw=raw)]
+
+
+async def stream(
+    model: dict[str, Any], context: dict[str, Any], options: StreamOptions
+) -> AsyncIterator[Event]:
+    """Stream one Chat Completions request as neutral events (never raises)."""
+    async for event in drive(ChatParser(model, context, options), options):
+        yield event
