@@ -167,21 +167,24 @@ class Runtime:
         """``--watch``: note changed extension files; they are applied between turns."""
         from watchfiles import Change, awatch
 
-        dirs = {self.agent_dir / "extensions"}
-        if self.trusted:
-            dirs.add(Path(self.cwd) / ".atomic" / "extensions")
-        files = {p for p in self.local_extension_paths()}
-        dirs |= {p.parent for p in files}
-        watch = [str(d) for d in dirs if d.is_dir()]
+        ext_dirs: set[Path] = set()
+        if not self.options.no_extensions:
+            ext_dirs.add((self.agent_dir / "extensions").resolve())
+            if self.trusted:
+                ext_dirs.add((Path(self.cwd) / ".atomic" / "extensions").resolve())
+        files = set(self.local_extension_paths())
+        watch = [str(d) for d in ext_dirs | {p.parent for p in files} if d.is_dir()]
         if not watch:
             return
-        async for changes in awatch(*watch, debounce=50, step=20, stop_event=None):
+        async for changes in awatch(*watch, debounce=50, step=20):
             for change, raw in changes:
                 p = Path(raw).resolve()
                 if p.suffix != ".py" or p.name.startswith((".", "_")):
                     continue
-                if (p in files or p.parent in dirs) and (change is not Change.deleted or p in files):
+                # Known files, or new files in an extensions dir (not siblings of an -e file).
+                if p in files or (p.parent in ext_dirs and change is not Change.deleted):
                     self.pending_reload.add(p)
+                    files.add(p)
             if self.session is None or not self.session.is_streaming:
                 self.apply_pending_reloads()
 

@@ -202,7 +202,7 @@ class AgentSession:
     def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
         from atomic_host.session.context import convert_to_llm
 
-        messages = convert_to_llm(self.messages)
+        messages = convert_to_llm(self.messages, repair_trailing=True)
         if self.rt.settings.bool("images.blockImages", False):
             messages = [_block_images(m) for m in messages]
         return {
