@@ -33,7 +33,23 @@ _LAZY = {
     "Cancel": "atomic_host.api",
 }
 
-__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", *_LAZY]
+__all__ = [
+    "PROJECT_NAME",
+    "ApiImpl",
+    "Cancel",
+    "ExtensionAPI",
+    "InputResult",
+    "ProviderInfo",
+    "SlashCommand",
+    "StreamOptions",
+    "Tool",
+    "ToolCallDecision",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "hookimpl",
+    "hookspec",
+]
 
 if TYPE_CHECKING:
     from atomic_host.api import Cancel, ExtensionAPI, InputResult, ToolCallDecision

@@ -4,6 +4,7 @@ active :class:`AgentSession`. One per process; every RPC handler works through i
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -50,6 +51,8 @@ class Runtime:
         self._models: ModelRegistry | None = None
         self._store: SessionStore | None = None
         self.session: AgentSession | None = None
+        self.tool_state: dict[str, dict[str, Any]] = {}
+        """Host-lifetime scratch space per tool plugin (``ToolContext.state``)."""
         self.pending_reload: set[Path] = set()
         self.watch_task: asyncio.Task[None] | None = None
 
@@ -250,6 +253,16 @@ class Runtime:
         if self.session is not None:
             await self.session.close(reason="quit")
         await self.plugins.acall_each("host_shutdown", api=self.api)
+        for state in self.tool_state.values():
+            cleanup = state.get("cleanup")
+            if not callable(cleanup):
+                continue
+            try:
+                result = cleanup()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                print(f"atomic: tool cleanup failed: {exc}", file=sys.stderr)
 
     def settings_snapshot(self) -> dict[str, Any]:
         return self.settings.data

@@ -61,7 +61,7 @@ async def call_tool(
         deferred_tools=rt.tools.deferred,
         load_tools=rt.tools.load,
         settings=rt.settings.data,
-        state=agent.tool_state.setdefault(tool.plugin, {}),
+        state=rt.tool_state.setdefault(tool.plugin, {}),
     )
     try:
         raw = await tool.get_handler()(params, ctx)

@@ -62,7 +62,6 @@ class AgentSession:
         self.retry_attempt = 0
         self.retry_wait: asyncio.Task[None] | None = None
         self.deferred_bash: list[dict[str, Any]] = []
-        self.tool_state: dict[str, dict[str, Any]] = {}
         self.stopped_by_abort = False
         self.recovery_report: dict[str, Any] | None = None
         self.system_prompt_override: str | None = None
@@ -644,13 +643,6 @@ class AgentSession:
             await self.wait_idle()
         event = HookEvent("session_shutdown", {"reason": reason})
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
-        for state in self.tool_state.values():
-            cleanup = state.get("cleanup")
-            if callable(cleanup):
-                try:
-                    cleanup()
-                except Exception as exc:
-                    print(f"atomic: tool cleanup failed: {exc}", file=sys.stderr)
 
 
 def open_session_ref(store: Any, ref: str) -> Session:

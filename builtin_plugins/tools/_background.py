@@ -48,6 +48,8 @@ def registry(state: dict[str, Any]) -> Registry:
     reg = state.get(STATE_KEY)
     if not isinstance(reg, Registry):
         reg = state[STATE_KEY] = Registry()
+        # The host awaits ``state["cleanup"]()`` when it shuts down.
+        state["cleanup"] = lambda: stop_all(state)
     return reg
 
 
