@@ -450,15 +450,17 @@ class AgentSession:
         if self.retry_wait is not None:
             self.retry_wait.cancel()
 
-    async def abort(self) -> None:
+    async def abort(self, continue_queued: bool = True) -> None:
         """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
         self.abort_signal.set()
         self.abort_retry()
         task = self.drive_task
-        if task is not None and not task.done():
-            self.stopped_by_abort = True
-            await asyncio.shield(task)
-        if (self.steering or self.follow_up) and not self.paused and self.model is not None:
+        if task is None or task.done():
+            return  # nothing running: a no-op
+        self.stopped_by_abort = True
+        await asyncio.shield(task)
+        # Queued messages survive an abort and are delivered afterwards (clear_queue first to drop them).
+        if continue_queued and (self.steering or self.follow_up) and not self.paused and self.model:
             self.start_drive(self._take_all_queued(), None)
 
     async def wait_idle(self) -> None:
@@ -639,8 +641,7 @@ class AgentSession:
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
         if self.is_streaming:
-            await self.abort()
-            await self.wait_idle()
+            await self.abort(continue_queued=False)
         event = HookEvent("session_shutdown", {"reason": reason})
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
 
