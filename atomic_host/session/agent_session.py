@@ -203,7 +203,11 @@ class AgentSession:
 
         messages = convert_to_llm(self.messages, repair_trailing=True)
         if self.rt.settings.bool("images.blockImages", False):
-            messages = [_block_images(m) for m in messages]
+            messages = [_replace_images(m, "Image reading is disabled.") for m in messages]
+        elif "image" not in (self.model or {}).get("input", ["text", "image"]):
+            messages = [
+                _replace_images(m, "(image omitted: this model does not accept images)") for m in messages
+            ]
         return {
             "systemPrompt": system_prompt or self.system_prompt(),
             "messages": messages,
@@ -671,12 +675,9 @@ def _custom(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _block_images(message: dict[str, Any]) -> dict[str, Any]:
+def _replace_images(message: dict[str, Any], text: str) -> dict[str, Any]:
     content = message.get("content")
-    if not isinstance(content, list):
+    if not isinstance(content, list) or not any(b.get("type") == "image" for b in content):
         return message
-    blocks = [
-        {"type": "text", "text": "Image reading is disabled."} if b.get("type") == "image" else b
-        for b in content
-    ]
+    blocks = [{"type": "text", "text": text} if b.get("type") == "image" else b for b in content]
     return {**message, "content": blocks}
