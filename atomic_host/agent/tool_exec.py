@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.agent.oversized import persist_if_oversized
 from atomic_host.api import ToolCallDecision, ToolCallEvent, ToolResultEvent
 from atomic_host.tools import ToolContext, ToolError, ToolResult
 
@@ -64,7 +66,9 @@ async def call_tool(
         state=rt.tool_state.setdefault(tool.plugin, {}),
     )
     try:
-        raw = await tool.get_handler()(params, ctx)
+        raw = tool.get_handler()(params, ctx)
+        if inspect.isawaitable(raw):  # handlers may be sync or async
+            raw = await raw
         result = ToolResult.text(raw) if isinstance(raw, str) else raw
         if not isinstance(result, ToolResult):
             result = ToolResult.text(str(result))
@@ -125,6 +129,7 @@ async def execute_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -
             )
 
         result = await call_tool(agent, name, args, call_id, agent.abort_signal, on_update)
+        result = persist_if_oversized(agent, agent.rt.tools.get(name), call_id, result)
         emit(
             {
                 "type": "tool_execution_end",
