@@ -96,10 +96,16 @@ class RpcClient:
 
     async def _read(self) -> None:
         assert self.proc and self.proc.stdout
-        buffer = b""
+        buffer = bytearray()
         while chunk := await self.proc.stdout.read(1 << 16):
+            # Scan only the new bytes for LF: a 50 MB record must not cost one pass per chunk.
+            pos = chunk.find(b"\n")
+            if pos < 0:
+                buffer += chunk
+                continue
             buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
+            *lines, rest = bytes(buffer).split(b"\n")
+            buffer = bytearray(rest)
             for raw in lines:
                 self._dispatch(raw.decode())
         if buffer:

@@ -17,15 +17,23 @@ import os
 import re
 import signal as _signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 from atomic_host.tempdirs import new_private_file, session_temp_dir
 from atomic_host.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
 
-READ_SIZE = 64 * 1024
+READ_SIZE = 1024 * 1024
+PIPE_SIZE = 1024 * 1024
+"""Asked-for pipe capacity (Linux F_SETPIPE_SZ): fewer, bigger reads and deltas for chatty commands."""
 FULL_OUTPUT_CAP = 64 * 1024 * 1024
 KILL_GRACE_SECONDS = 1.0
 
@@ -244,6 +252,15 @@ async def terminate_group(proc: subprocess.Popen[bytes], grace: float = KILL_GRA
         await asyncio.sleep(0.01)
 
 
+def _grow_pipe(fd: int) -> None:
+    """Best effort: a bigger pipe buffer (Linux only; the limit is /proc/sys/fs/pipe-max-size)."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", 1031) if fcntl is not None else None
+    if set_size is None or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, set_size, PIPE_SIZE)
+
+
 async def _wait_exit(proc: subprocess.Popen[bytes]) -> int:
     """Wait for the leader to exit without blocking the loop (pidfd when available)."""
     loop = asyncio.get_running_loop()
@@ -335,6 +352,7 @@ async def run_shell(
         assert pipe is not None
         fd = pipe.fileno()
         os.set_blocking(fd, False)
+        _grow_pipe(fd)
         eof[channel] = loop.create_future()
         loop.add_reader(fd, reader(channel, fd, eof[channel], Sanitizer()))
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -49,6 +47,8 @@ def _ensure_private_dir(path: Path) -> bool:
 def temp_root() -> Path:
     """``<tmpdir>/atomic-<uid>`` (not created)."""
     uid = os.getuid() if hasattr(os, "getuid") else 0
+    import tempfile  # lazy: tempfile and secrets pull in random (~9 ms of host startup)
+
     return Path(tempfile.gettempdir()) / f"atomic-{uid}"
 
 
@@ -66,6 +66,8 @@ def session_temp_dir(session_id: str) -> Path | None:
 def new_private_file(directory: Path, prefix: str, suffix: str) -> tuple[Path, int] | None:
     """Create ``<directory>/<prefix><16 hex><suffix>`` with mode 0600; return (path, fd)."""
     for _ in range(5):
+        import secrets
+
         path = directory / f"{prefix}{secrets.token_hex(8)}{suffix}"
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)

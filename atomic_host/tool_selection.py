@@ -82,6 +82,10 @@ def apply_selection(rt: Runtime) -> Selection:
         active |= {
             t.name for t in rt.tools.all() if not t.plugin.startswith("builtin_plugins") and not t.opt_in
         }
+    # The denylist is applied last, so it also removes extension tools kept active above.
+    for name in rt.options.exclude_tools:
+        if name in active and not any(e["name"] == name for e in sel.excluded):
+            sel.excluded.append({"name": name, "reason": "excluded by --exclude-tools"})
     active -= {e["name"] for e in sel.excluded}
     rt.tools.selection = active
     return sel
@@ -96,18 +100,32 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
-def _entry(rt: Runtime, tool: Tool, sel: Selection) -> dict[str, Any]:
-    active = rt.tools.is_active(tool)
+def _source_path(rt: Runtime, tool: Tool) -> str:
+    if tool.source_path:
+        return tool.source_path
+    record = rt.plugins.records.get(tool.plugin)
+    if record is not None and not tool.plugin.startswith("builtin_plugins") and record.path:
+        return str(record.path)  # an extension tool that set its own ``source`` but no path
+    return f"<builtin:{tool.name}>"
+
+
+def _entry(rt: Runtime, tool: Tool, sel: Selection, visible: set[str]) -> dict[str, Any]:
+    # "Active" means the model sees it now: a deferred tool only counts once tool_search loaded it.
+    active = tool.name in visible
     item: dict[str, Any] = {
         "name": tool.name,
         "active": active,
         "exposure": tool.exposure,
         "source": tool.source,
-        "sourcePath": tool.source_path or f"<builtin:{tool.name}>",
+        "sourcePath": _source_path(rt, tool),
         "summary": tool.one_line_summary(),
     }
     if not active:
-        if any(e["name"] == tool.name for e in sel.excluded):
+        if rt.tools.is_active(tool) and tool.deferred:
+            item["inactiveReason"] = "deferred; tool_search loads it when a search matches"
+            if "tool_search" not in visible:
+                item["inactiveReason"] += ' (add "+tool_search" to defaultTools or --tools to enable it)'
+        elif any(e["name"] == tool.name for e in sel.excluded):
             item["inactiveReason"] = next(e["reason"] for e in sel.excluded if e["name"] == tool.name)
         elif tool.opt_in:
             item["inactiveReason"] = f'opt-in; add "+{tool.name}" to defaultTools or --tools to enable it'
@@ -120,7 +138,8 @@ def report(rt: Runtime) -> dict[str, Any]:
     """The ``get_tools`` response data."""
     sel = apply_selection(rt)
     known = [t.name for t in rt.tools.all()]
-    entries = [_entry(rt, t, sel) for t in rt.tools.all()]
+    visible = {t.name for t in rt.tools.for_model()}
+    entries = [_entry(rt, t, sel, visible) for t in rt.tools.all()]
     entries.sort(key=lambda e: not e["active"])
     missing = [
         {

@@ -131,6 +131,9 @@ class Tool:
     source_path: str = ""
     plugin: str = ""
     """Name of the plugin that registered it (set by the host)."""
+    max_result_chars: int | None = None
+    """Results with more text than this are saved to a file and the model gets a preview
+    (default 50,000; ``0`` opts out, for tools that bound their own output)."""
     _schema: dict[str, Any] | None = field(default=None, repr=False)
 
     def params_model(self) -> type[BaseModel] | None:

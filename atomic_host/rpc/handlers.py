@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import Cancel, HookEvent
-from atomic_host.rpc.server import NO_DATA, CommandFailed
+from atomic_host.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 
 if TYPE_CHECKING:
     from atomic_host.runtime import Runtime
@@ -239,8 +239,8 @@ class Handlers:
     # --- extension UI ---
 
     async def on_extension_ui_response(self, cmd: Cmd) -> Any:
-        self.rt.ui.resolve(cmd)
-        return NO_DATA
+        self.rt.ui.resolve(cmd)  # unknown or late ids are dropped silently (semantics §1)
+        return NO_RESPONSE
 
     # --- sessions ---
 

@@ -20,12 +20,26 @@ def _prewarm() -> None:
         pass
 
 
+def claim_stdout() -> int:
+    """Reserve the real stdout for protocol records; return a private dup of it.
+
+    fd 1 is then pointed at stderr, so ``print`` in a plugin (at import or later) and child
+    processes that inherit fd 1 land in the log, never in the JSONL stream. Call it before any
+    plugin is imported.
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)  # non-inheritable: children never get the protocol stream
+    os.dup2(2, 1)
+    return protocol_fd
+
+
 async def serve(opts: Options) -> int:
     from atomic_host.rpc.handlers import Handlers
+    from atomic_host.rpc.io import Output
     from atomic_host.rpc.server import RpcServer
     from atomic_host.runtime import Runtime
 
-    rt = Runtime(opts)
+    rt = Runtime(opts, out=Output(fd=claim_stdout()))
     try:
         await rt.start()
     except Exception as exc:

@@ -75,6 +75,9 @@ class CommandFailed(Exception):
 NO_DATA = object()
 """Return from a handler to send a response without a ``data`` key."""
 
+NO_RESPONSE = object()
+"""Return from a handler to send no response at all (``extension_ui_response`` is never answered)."""
+
 
 class RpcServer:
     """Reads JSONL commands from stdin until EOF and answers on the shared :class:`Output`."""
@@ -179,7 +182,9 @@ class RpcServer:
                 print(f"atomic: {ctype} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.out.error(ctype, req_id, str(exc) or type(exc).__name__)
         else:
-            self.out.respond(ctype, req_id, None if data is NO_DATA else data, has_data=data is not NO_DATA)
+            if data is not NO_RESPONSE:
+                payload = None if data is NO_DATA else data
+                self.out.respond(ctype, req_id, payload, has_data=data is not NO_DATA)
         if self.on_first_response is not None:
             callback, self.on_first_response = self.on_first_response, None
             callback()

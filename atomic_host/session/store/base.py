@@ -6,6 +6,7 @@ and ``memory`` (``--no-session``: nothing is ever written).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -90,6 +91,12 @@ def default_session_dir(agent_dir: str | Path, cwd: str) -> Path:
 
 def ensure_private_dir(path: Path) -> None:
     """Create ``path`` (and parents) owner-only; tighten an existing leaf we own."""
+    # pathlib creates missing parents with the umask mode (often 0755): create them ourselves so
+    # e.g. ``<agentDir>/sessions`` is private too. Existing ancestors are left as they are.
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         if path.stat().st_mode & 0o077:

@@ -1,0 +1,113 @@
+"""Oversized tool results (semantics §5.1): the full text goes to a private file, the model gets a
+``<persisted-output>`` block with the size, the path and a short preview.
+
+Files live in ``<sessionDir>/tool-results/<sanitized toolCallId>.txt`` for JSONL sessions, else
+(in-memory, SQLite) in ``<session temp dir>/tool-results/``. Directories are 0700, files 0600; a
+symlinked or foreign-owned directory is refused, and then the block says the output was not saved.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from atomic_host.tempdirs import _ensure_private_dir, sanitize_id
+from atomic_host.tools import ToolResult
+
+if TYPE_CHECKING:
+    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.tools import Tool
+
+DEFAULT_MAX_CHARS = 50_000
+PREVIEW_BYTES = 2000
+SELF_BOUNDED = frozenset({"bash", "read"})
+"""Built-in tools that truncate and persist their own output."""
+
+
+def result_limit(tool: Tool | None) -> int:
+    """The character limit for ``tool``'s results; 0 means never persist."""
+    if tool is None:
+        return DEFAULT_MAX_CHARS
+    if tool.max_result_chars is not None:
+        return max(0, tool.max_result_chars)
+    if tool.name in SELF_BOUNDED and tool.plugin.startswith("builtin_plugins"):
+        return 0
+    return DEFAULT_MAX_CHARS
+
+
+def results_dir(agent: AgentSession) -> Path | None:
+    """Create (if needed) and return the private ``tool-results`` directory, or None if refused."""
+    location = agent.session.location
+    if location and location.endswith(".jsonl"):
+        base: Path | None = Path(location).parent
+        try:
+            base.mkdir(parents=True, exist_ok=True, mode=0o700)  # type: ignore[union-attr]
+        except OSError:
+            return None
+    else:
+        temp = agent.temp_dir()
+        base = Path(temp) if temp else None
+    if base is None:
+        return None
+    path = base / "tool-results"
+    return path if _ensure_private_dir(path) else None
+
+
+def _write_private(path: Path, text: str) -> bool:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        return False
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode on O_CREAT
+        os.write(fd, text.encode("utf-8", "surrogatepass"))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def preview(text: str, limit: int = PREVIEW_BYTES) -> str:
+    """At most ``limit`` UTF-8 bytes of the start of ``text``, cut at the last whole line if there is one."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= limit:
+        return text
+    head = raw[:limit].decode("utf-8", "ignore")
+    cut = head.rfind("\n")
+    return head[:cut] if cut > 0 else head
+
+
+def persisted_block(text: str, path: str | None) -> str:
+    size = f"{len(text):,} characters, {len(text.encode('utf-8', 'surrogatepass')):,} bytes"
+    where = f"Full output saved to: {path}" if path else "The full output could not be saved."
+    return (
+        f"<persisted-output>\nOutput too large ({size}). {where}\n\n"
+        f"Preview (first {PREVIEW_BYTES} bytes):\n{preview(text)}\n...\n</persisted-output>"
+    )
+
+
+def persist_if_oversized(
+    agent: AgentSession, tool: Tool | None, call_id: str, result: ToolResult
+) -> ToolResult:
+    """Return ``result`` unchanged, or with its text replaced by a ``<persisted-output>`` block."""
+    limit = result_limit(tool)
+    texts = [b.get("text", "") for b in result.content if isinstance(b, dict) and b.get("type") == "text"]
+    text = "\n".join(t for t in texts if isinstance(t, str))
+    if not limit or len(text) <= limit:
+        return result
+    directory = results_dir(agent)
+    path = directory / f"{sanitize_id(call_id)}.txt" if directory else None
+    if path is not None and not _write_private(path, text):
+        path = None
+    others = [b for b in result.content if not (isinstance(b, dict) and b.get("type") == "text")]
+    content = [{"type": "text", "text": persisted_block(text, str(path) if path else None)}, *others]
+    details = result.details
+    if details is None or isinstance(details, dict):
+        details = {
+            **(details or {}),
+            "persistedOutput": {"path": str(path) if path else None, "chars": len(text)},
+        }
+    return ToolResult(content, details, result.is_error)
