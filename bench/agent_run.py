@@ -1,0 +1,126 @@
+"""Bench: prompt → agent_end for a 200-delta reply streamed by a local SSE server (OpenAI chat format).
+
+    python bench/agent_run.py [runs]
+
+Prints medians: the whole run as seen by an RPC client, the server's own streaming time (the same
+SSE body consumed by a bare httpx client), and their difference = host overhead per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from atomic_host.testing import start_host  # noqa: E402
+
+
+def _load(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load("sse_server", ROOT / "tests" / "providers" / "sse_server.py")
+
+DELTAS = 200
+
+
+def reply() -> list[str]:
+    def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m1",
+            "choices": choices,
+            **extra,
+        }
+
+    return sse.openai_chat_frames(
+        [
+            chunk({"role": "assistant", "content": ""}),
+            *[chunk({"content": f"tok{i} "}) for i in range(DELTAS)],
+            chunk({}, finish="stop"),
+            chunk(
+                None, usage={"prompt_tokens": 50, "completion_tokens": DELTAS, "total_tokens": 50 + DELTAS}
+            ),
+        ]
+    )
+
+
+async def raw_stream_ms(server: Any, runs: int) -> list[float]:
+    """The server's own time: POST and read the whole SSE body with a bare httpx client."""
+    import httpx
+
+    out = []
+    async with httpx.AsyncClient() as client:
+        for _ in range(runs):
+            server.enqueue(reply())
+            t0 = time.perf_counter()
+            async with client.stream(
+                "POST", f"{server.base_url}/chat/completions", json={"stream": True}
+            ) as r:
+                async for _line in r.aiter_lines():
+                    pass
+            out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+async def host_run_ms(server: Any, runs: int) -> list[float]:
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "agent").mkdir()
+        providers = {"local": {"baseUrl": server.base_url, "api": "openai-completions", "apiKey": "dummy",
+                               "models": [{"id": "m1"}]}}  # fmt: skip
+        (root / "agent" / "models.json").write_text(json.dumps({"providers": providers}))
+        async with start_host("--model", "local/m1", "--no-session", base=root) as host:
+            client = host.client
+            for i in range(runs + 2):  # two warm-up runs (imports, connection pool)
+                server.enqueue(reply())
+                n0 = len(client.events)
+                t0 = time.perf_counter()
+                await client.prompt(f"run {i}")
+                end = await client.wait_for_event("agent_end", after=n0)
+                elapsed = (time.perf_counter() - t0) * 1000
+                await client.wait_for_idle(after=n0)
+                await client.call("new_session")
+                deltas = sum(
+                    1 for e in client.events[n0:]
+                    if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+                )  # fmt: skip
+                assert deltas == DELTAS, deltas
+                assert end["messages"][-1]["stopReason"] == "stop"
+                if i >= 2:
+                    out.append(elapsed)
+    return out
+
+
+async def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    with sse.SSEServer() as server:
+        raw = await raw_stream_ms(server, runs)
+        full = await host_run_ms(server, runs)
+    raw_med, full_med = statistics.median(raw), statistics.median(full)
+    print(f"{'metric (n=' + str(runs) + ')':<44}{'median ms':>10}{'min ms':>10}")
+    print(f"{'server stream alone (bare httpx)':<44}{raw_med:>10.2f}{min(raw):>10.2f}")
+    print(f"{'prompt -> agent_end via host (200 deltas)':<44}{full_med:>10.2f}{min(full):>10.2f}")
+    print(f"{'host overhead per run':<44}{full_med - raw_med:>10.2f}{min(full) - min(raw):>10.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,55 @@
+"""Fixtures for the black-box agent tests: a sandboxed host whose stdout is checked line by line."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atomic_host.testing import Host, start_host
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+
+def _load_sse_server() -> Any:
+    """Import the provider helper's ``sse_server.py`` by path (it lives in a sibling test dir)."""
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load_sse_server()
+
+
+@pytest.fixture
+def sse_server() -> Iterator[Any]:
+    """A scripted SSE server on 127.0.0.1."""
+    with sse.SSEServer() as server:
+        yield server
+
+
+@pytest.fixture
+def agent_host() -> Callable[..., Any]:
+    """``async with agent_host(*cli_args, settings=..., env=...) as host``; on exit every stdout
+    line must be a valid protocol record."""
+    from agent_helpers import assert_protocol_lines
+
+    @asynccontextmanager
+    async def factory(*args: str, **kw: Any) -> AsyncIterator[Host]:
+        async with start_host(*args, **kw) as host:
+            yield host
+        assert_protocol_lines(host)
+
+    return factory
