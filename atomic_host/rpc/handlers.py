@@ -381,6 +381,9 @@ class Handlers:
         return NO_DATA
 
     async def on_navigate_tree(self, cmd: Cmd) -> Any:
+        from atomic_host.session.agent_session import text_of
+        from atomic_host.session.branch_summary import abandoned_path, summarize_entries
+
         agent = self.agent
         if agent.is_streaming:
             raise CommandFailed("Cannot navigate the tree while the agent is streaming")
@@ -389,27 +392,34 @@ class Handlers:
         if entry is None:
             raise CommandFailed(f"Entry {target} not found")
         options = cmd.get("options") or {}
-        if options.get("summarize"):
-            raise CommandFailed("navigate_tree with summarize is not available in atomic-host yet")
         message = entry.get("message") or {}
+        kind = entry.get("type")
         editor_text = None
-        if (entry.get("type") == "message" and message.get("role") == "user") or entry.get(
-            "type"
-        ) == "custom_message":
-            from atomic_host.session.agent_session import text_of
-
-            editor_text = (
-                text_of(message)
-                if entry.get("type") == "message"
-                else (entry.get("content") if isinstance(entry.get("content"), str) else "")
-            )
-            agent.session.set_leaf(entry.get("parentId"))
-        else:
-            agent.session.set_leaf(target)
+        new_leaf = target
+        if (kind == "message" and message.get("role") == "user") or kind == "custom_message":
+            # Re-editing a prompt: the leaf moves to its parent and the client gets the text back.
+            content = entry.get("content")
+            editor_text = text_of(message) if kind == "message" else (content if isinstance(content, str) else "")
+            new_leaf = entry.get("parentId")
+        summary = None
+        if options.get("summarize"):
+            abandoned = abandoned_path(agent, agent.session.leaf_id, new_leaf)
+            try:
+                summary = await summarize_entries(
+                    agent, abandoned, options.get("customInstructions"), bool(options.get("replaceInstructions"))
+                )
+            except RuntimeError as exc:
+                raise CommandFailed(str(exc)) from None
+        agent.session.set_leaf(new_leaf)
+        data: dict[str, Any] = {"cancelled": False}
+        if summary and summary[0]:
+            fields: dict[str, Any] = {"fromId": new_leaf or "root", "summary": summary[0]}
+            if summary[1]:
+                fields["usage"] = summary[1]
+            data["summaryEntry"] = agent.session.append("branch_summary", **fields)
         if options.get("label"):
             agent.set_label(target, options["label"])
         agent.rebuild_context(restore_model=False)
-        data: dict[str, Any] = {"cancelled": False}
         if editor_text is not None:
             data["editorText"] = editor_text
         return data
