@@ -381,12 +381,14 @@ class Handlers:
         return NO_DATA
 
     async def on_navigate_tree(self, cmd: Cmd) -> Any:
+        from atomic_host.session import summaries
         from atomic_host.session.agent_session import text_of
         from atomic_host.session.branch_summary import abandoned_path, summarize_entries
 
         agent = self.agent
         if agent.is_streaming:
             raise CommandFailed("Cannot navigate the tree while the agent is streaming")
+        summaries.cancel(agent)
         target = cmd["targetId"]
         entry = agent.session.get_entry(target)
         if entry is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.agent.loop import make_stream_options, run_agent
 from atomic_host.api import HookEvent, InputResult
 from atomic_host.rpc.server import CommandFailed
+from atomic_host.session import summaries
 
 if TYPE_CHECKING:
     from atomic_host.llm.types import StreamOptions
@@ -49,7 +50,8 @@ class AgentSession:
         self.cwd: str = getattr(session, "cwd", None) or rt.cwd
         self.model: dict[str, Any] | None = None
         self.thinking_level = "off"
-        self.messages: list[dict[str, Any]] = []
+        self._messages: list[dict[str, Any]] | None = []
+        self._context_branch: list[dict[str, Any]] = []
         self.steering: list[tuple[str, dict[str, Any]]] = []
         self.follow_up: list[tuple[str, dict[str, Any]]] = []
         self.paused = False
@@ -64,6 +66,7 @@ class AgentSession:
         self.deferred_bash: list[dict[str, Any]] = []
         self.stopped_by_abort = False
         self.recovery_report: dict[str, Any] | None = None
+        self.summary_task: asyncio.Task[None] | None = None
         self.system_prompt_override: str | None = None
         self._temp_dir: str | bool | None = False
 
@@ -90,19 +93,33 @@ class AgentSession:
         await agent.fire_session_start("startup")
         return agent
 
-    def rebuild_context(self, restore_model: bool = True) -> None:
-        """Rebuild the in-memory context from the session's current branch."""
-        from atomic_host.session.context import build_session_context
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The in-memory context. Built on first use from the branch captured by
+        ``rebuild_context``: switching to a long session does not pay for it up front."""
+        if self._messages is None:
+            from atomic_host.session.context import build_session_context
 
-        ctx = build_session_context(self.session.branch())
-        self.messages = list(ctx.messages)
+            self._messages = list(build_session_context(self._context_branch).messages)
+            self._context_branch = []
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]]) -> None:
+        self._messages, self._context_branch = value, []
+
+    def rebuild_context(self, restore_model: bool = True) -> None:
+        """Rebuild the in-memory context from the session's current branch (messages lazily)."""
+        branch = self.session.branch()
+        self._messages, self._context_branch = None, branch
         if restore_model:
-            if ctx.model:
-                found = self.rt.models.find(ctx.model["provider"], ctx.model["modelId"])
+            model, level = _branch_settings(branch)
+            if model:
+                found = self.rt.models.find(model[0], model[1])
                 if found is not None:
                     self.model = found
-            if ctx.thinking_level:
-                self.thinking_level = ctx.thinking_level
+            if level:
+                self.thinking_level = level
 
     def select_startup_model(self, fresh: bool) -> None:
         from atomic_host.models.refs import parse_model_ref, resolve_model
@@ -254,6 +271,7 @@ class AgentSession:
             if command is not None:
                 await self.run_command(command, args)
                 return "handled"
+        summaries.cancel(self)
         if self.paused:
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
@@ -398,6 +416,8 @@ class AgentSession:
             self.emit({"type": "agent_end", "messages": []})
         finally:
             self.emit({"type": "agent_settled"})
+            if not self.abort_signal.is_set():
+                summaries.schedule(self)
 
     async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
         from atomic_host.agent.errors import is_context_overflow, is_retryable_error
@@ -644,10 +664,32 @@ class AgentSession:
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
+        summaries.cancel(self)
         if self.is_streaming:
             await self.abort(continue_queued=False)
         event = HookEvent("session_shutdown", {"reason": reason})
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
+
+
+def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | None, str | None]:
+    """(provider, modelId) of the last model_change/assistant message and the last thinking
+    level on the branch, scanning back from the leaf (same result as build_session_context)."""
+    model: tuple[Any, Any] | None = None
+    level: str | None = None
+    for entry in reversed(branch):
+        kind = entry.get("type")
+        if model is None:
+            if kind == "model_change":
+                model = (entry.get("provider"), entry.get("modelId"))
+            elif kind == "message":
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    model = (message.get("provider"), message.get("model"))
+        if level is None and kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
+            level = entry["thinkingLevel"]
+        if model is not None and level is not None:
+            break
+    return model, level
 
 
 def open_session_ref(store: Any, ref: str) -> Session:

@@ -1,0 +1,3 @@
+"""Raises while being imported."""
+
+raise RuntimeError("boom at import")
