@@ -21,6 +21,17 @@ from collections.abc import Callable
 from typing import Any
 
 
+def loads_deep(line: str) -> Any:
+    """``json.loads`` for records nested deeper than the recursion limit (the C scanner only
+    needs a little stack per level, so a temporarily higher limit is safe here)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * line.count("{") + 1000))
+    try:
+        return json.loads(line)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 class RpcError(Exception):
     """A ``success:false`` response."""
 
@@ -118,6 +129,8 @@ class RpcClient:
         self.lines.append(line)
         try:
             record = json.loads(line)
+        except RecursionError:  # get_tree of a long session nests thousands of levels deep
+            record = loads_deep(line)
         except ValueError:
             return
         if record.get("type") == "response":

@@ -88,8 +88,22 @@ class Session:
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
-        for entry in entries:
-            self._add(entry)
+        self._load(entries)
+
+    def _load(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Bulk ``_add`` for opening long sessions: same result, without per-entry method calls."""
+        self.entries = list(entries)
+        index = self._index
+        for position, entry in enumerate(self.entries):
+            entry_id = entry.get("id")
+            if isinstance(entry_id, str):
+                index[entry_id] = position
+                self.leaf_id = entry_id
+            kind = entry.get("type")
+            if kind == "label":
+                self._apply_label(entry)
+            elif kind == "message" and not self._has_assistant and is_assistant_entry(entry):
+                self._has_assistant = True
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -219,18 +233,17 @@ class Session:
     def branch(self, leaf_id: str | None = None) -> list[dict[str, Any]]:
         """Entries on the path root → leaf (the current leaf by default)."""
         start = self.leaf_id if leaf_id is None else leaf_id
-        path: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        current = self.get_entry(start) if start else None
-        while current is not None:
-            path.append(current)
-            seen.add(current["id"])
-            parent = current.get("parentId")
-            if not isinstance(parent, str) or parent in seen:
-                break
-            current = self.get_entry(parent)
-        path.reverse()
-        return path
+        index, entries = self._index, self.entries
+        position = index.get(start) if start else None
+        positions: list[int] = []
+        seen: set[int] = set()
+        # walks positions, not entries: a parent cycle is caught by the seen set
+        while position is not None and position not in seen:
+            positions.append(position)
+            seen.add(position)
+            parent = entries[position].get("parentId")
+            position = index.get(parent) if isinstance(parent, str) else None
+        return [entries[i] for i in reversed(positions)]
 
     def entries_since(self, entry_id: str) -> list[dict[str, Any]]:
         """Entries appended strictly after ``entry_id`` (O(k)); unknown id → EntryNotFound."""

@@ -12,6 +12,7 @@ process crash, not against power loss).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -98,6 +99,28 @@ def _migrate(records: list[dict[str, Any]]) -> bool:
 
 
 def parse_records(data: bytes) -> list[dict[str, Any]]:
+    """Every JSON-object line of ``data``; unparseable lines are skipped.
+
+    Fast path: one parse of all lines joined into a JSON array (a single Rust/C call instead of
+    one ``json.loads`` per line, ~3x faster on long sessions), with the cyclic GC paused since
+    parsing only builds acyclic objects. It is taken only when every line starts with ``{`` and
+    ends with ``}`` (counted at C speed) and the array has exactly one item per line; anything
+    else (a torn last line, blank lines, junk) takes the exact per-line path.
+    """
+    body = data[:-1] if data.endswith(b"\n") else data
+    count = body.count(b"\n") + 1
+    if body and (b"\n" + body).count(b"\n{") == count and (body + b"\n").count(b"}\n") == count:
+        gc_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            items = _loads_array(b"[" + body.replace(b"\n", b",") + b"]")
+        except (ValueError, RecursionError):
+            items = None
+        finally:
+            if gc_enabled:
+                gc.enable()
+        if isinstance(items, list) and len(items) == count:
+            return [obj for obj in items if isinstance(obj, dict)]
     records = []
     for line in data.split(b"\n"):
         if line.strip():
@@ -105,6 +128,14 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
             if isinstance(obj, dict):
                 records.append(obj)
     return records
+
+
+def _loads_array(data: bytes) -> Any:
+    try:
+        import jiter  # faster than json for big documents; imported on first load only
+    except ImportError:  # pragma: no cover - jiter is a declared dependency
+        return json.loads(data)
+    return jiter.from_json(data, cache_mode="none")
 
 
 def load_jsonl(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
@@ -292,11 +323,19 @@ class JsonlStore(BaseStore):
 
     def _find(self, directory: Path, session_id: str) -> Path | None:
         validate_session_id(session_id)
-        files = self._safe_files(directory)
-        named = sorted(p for p in files if p.name.endswith(f"_{session_id}.jsonl"))
-        if named:
-            return named[-1]
-        for path in sorted(files):  # imported files may keep any basename: check headers
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return None
+        # lstat only the names that match: a project dir may hold thousands of sessions
+        suffix = f"_{session_id}.jsonl"
+        for name in sorted((n for n in names if n.endswith(suffix) and not n.startswith(".")), reverse=True):
+            try:
+                if stat.S_ISREG(os.lstat(directory / name).st_mode):
+                    return directory / name
+            except OSError:
+                continue
+        for path in sorted(self._safe_files(directory)):  # imported files may keep any basename: check headers
             header = _read_header(path)
             if header is not None and header.get("id") == session_id:
                 return path

@@ -10,6 +10,7 @@ Same semantics as JSONL: lazy first write, leaf = last appended entry on load.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sqlite3
@@ -131,6 +132,25 @@ class SqliteWriter:
         pass
 
 
+def _loads_rows(texts: list[str]) -> list[Any]:
+    """Decode entry rows in one array parse (see ``jsonl.parse_records``); per row on any doubt."""
+    if texts:
+        from atomic_host.session.store.jsonl import _loads_array
+
+        gc_enabled = gc.isenabled()
+        gc.disable()  # parsing builds only acyclic objects: skip the collections it would trigger
+        try:
+            items = _loads_array(("[" + ",".join(texts) + "]").encode())
+        except (ValueError, RecursionError, UnicodeEncodeError):
+            items = None
+        finally:
+            if gc_enabled:
+                gc.enable()
+        if isinstance(items, list) and len(items) == len(texts):
+            return items
+    return [json.loads(text) for text in texts]
+
+
 class SqliteStore(BaseStore):
     """Sessions and entries in one SQLite database (WAL)."""
 
@@ -179,12 +199,13 @@ class SqliteStore(BaseStore):
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f"Session not found: {session_id}")
-            entries = [
-                json.loads(text)
+            texts = [
+                text
                 for (text,) in self.db.execute(
                     "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
                 )
             ]
+        entries = _loads_rows(texts)
         header = json.loads(row[0])
         state = ListingState(
             message_count=row[4],

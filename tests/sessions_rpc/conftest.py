@@ -1,0 +1,41 @@
+"""Fixtures for the session-commands-through-RPC tests: a sandboxed host whose stdout is checked."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from srpc_helpers import assert_protocol_lines
+
+from atomic_host.testing import Host, start_host
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """One sandbox root (agent dir, cwd, faux script) that several host runs can share."""
+    (tmp_path / "tmp").mkdir()
+    return tmp_path
+
+
+@pytest.fixture
+def srpc_host(base: Path) -> Callable[..., Any]:
+    """``async with srpc_host(*cli_args, settings=..., env=...) as host``: every host started from
+    it shares ``base`` (so a second host sees the first one's sessions); stdout is validated."""
+
+    @asynccontextmanager
+    async def factory(*args: str, env: dict[str, str] | None = None, **kw: Any) -> AsyncIterator[Host]:
+        kw.setdefault("base", base)
+        # the faux provider counts consumed lines per process: a new host starts from an empty script
+        (kw["base"] / "faux.jsonl").write_text("")
+        async with start_host(*args, env={"TMPDIR": str(base / "tmp"), **(env or {})}, **kw) as host:
+            yield host
+        assert_protocol_lines(host)
+
+    return factory
