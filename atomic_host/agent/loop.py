@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.llm.types import StreamOptions
+from atomic_host.rpc.io import dumps
 
 if TYPE_CHECKING:
     from atomic_host.session.agent_session import AgentSession
@@ -66,6 +67,8 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
         context = agent.llm_context(system_prompt)
         options = agent.stream_options()
         try:
+            usage_key: tuple[Any, ...] = ()
+            usage_json = ""
             async for event in stream_fn(model, context, options):
                 etype = event.get("type")
                 if etype == "done":
@@ -75,14 +78,28 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
                     final = event.get("error") or event.get("partial")
                     break
                 partial = event.get("partial") or {}
-                update: dict[str, Any] = {
-                    "type": "message_update",
-                    "usage": partial.get("usage", ZERO_USAGE),
-                    "assistantMessageEvent": {k: v for k, v in event.items() if k != "partial"},
-                }
-                if partial.get("endTurn") is not None:
-                    update["endTurn"] = partial["endTurn"]
-                emit(update)
+                usage = partial.get("usage") or ZERO_USAGE
+                # Usage changes a few times per message; deltas arrive hundreds of times: encode it once.
+                key = (
+                    usage.get("input"),
+                    usage.get("output"),
+                    usage.get("cacheRead"),
+                    usage.get("cacheWrite"),
+                    usage.get("totalTokens"),
+                )
+                if key != usage_key:
+                    usage_key, usage_json = key, dumps(usage)
+                delta = {k: v for k, v in event.items() if k != "partial"}
+                update: dict[str, Any] = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
+                end_turn = partial.get("endTurn")
+                if end_turn is not None:
+                    update["endTurn"] = end_turn
+                    emit(update)
+                else:
+                    emit(
+                        update,
+                        f'{{"type":"message_update","usage":{usage_json},"assistantMessageEvent":{dumps(delta)}}}',
+                    )
         except Exception as exc:  # a provider broke its "never raises" contract
             final = _failed_message(agent, f"Provider error: {exc}")
         if final is None:
@@ -95,9 +112,7 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
     return final
 
 
-async def run_agent(
-    agent: AgentSession, new_messages: list[dict[str, Any]], system_prompt: str | None
-) -> None:
+async def run_agent(agent: AgentSession, new_messages: list[dict[str, Any]], system_prompt: str | None) -> None:
     """One run: agent_start, turns until the model stops, agent_end."""
     emit = agent.emit
     run_messages: list[dict[str, Any]] = []

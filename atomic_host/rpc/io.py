@@ -149,12 +149,18 @@ class Output:
         self.closed = False
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
-    def send(self, record: dict[str, Any]) -> None:
+    def send(self, record: dict[str, Any], line: str | None = None) -> None:
+        """Write one record. ``line`` is its JSON when the caller already encoded it (hot path)."""
         for listener in self.listeners:
             listener(record)
         if self.closed:
             return
-        data = (dumps(record) + "\n").encode()
+        if line is None:
+            try:
+                line = dumps(record)
+            except (TypeError, ValueError) as exc:
+                line = self._unencodable(record, exc)
+        data = (line + "\n").encode()
         view = memoryview(data)
         try:
             while view:
@@ -169,6 +175,33 @@ class Output:
                 view = view[n:]
         except BrokenPipeError:
             self.closed = True
+
+    @staticmethod
+    def _unencodable(record: dict[str, Any], exc: Exception) -> str:
+        """A record that cannot be JSON-encoded still gets an answer: the one response a command is owed."""
+        print(f"atomic: cannot encode a {record.get('type')} record: {exc}", file=sys.stderr)
+        if record.get("type") != "response":
+            return dumps(
+                {
+                    "type": "extension_error",
+                    "extensionPath": "atomic-host",
+                    "event": str(record.get("type")),
+                    "error": f"Cannot encode event: {exc}",
+                }
+            )
+        failure = {
+            "type": "response",
+            "command": record.get("command", "unknown"),
+            "success": False,
+            "error": f"Cannot encode response: {exc}",
+        }
+        if record.get("id") is not None:
+            failure = {"id": record["id"], **failure}
+        try:
+            return dumps(failure)
+        except (TypeError, ValueError):
+            failure.pop("id", None)
+            return dumps(failure)
 
     def respond(self, command: str, req_id: Any = None, data: Any = None, *, has_data: bool = True) -> None:
         record: dict[str, Any] = {"type": "response", "command": command, "success": True}

@@ -169,8 +169,9 @@ class AgentSession:
 
     # --- events and messages ---
 
-    def emit(self, event: dict[str, Any]) -> None:
-        self.rt.out.send(event)
+    def emit(self, event: dict[str, Any], line: str | None = None) -> None:
+        """Send an event to the client (``line``: its JSON, when already encoded) and to observers."""
+        self.rt.out.send(event, line)
         if self.rt.plugins.has_impls("on_event"):
             for _ in self.rt.plugins.call_each("on_event", event=event, api=self.rt.api):
                 pass

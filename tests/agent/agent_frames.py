@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import sse
+from agent_sse import sse
 
 # The tool call's JSON arguments, split mid-token across deltas.
 ARG_PARTS = ['{"comm', 'and": "echo hel', 'lo-e2e"}']

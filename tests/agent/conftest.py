@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -10,27 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_sse import sse
 
 from atomic_host.testing import Host, start_host
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-
-
-def _load_sse_server() -> Any:
-    """Import the provider helper's ``sse_server.py`` by path (it lives in a sibling test dir)."""
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
 
 
 @pytest.fixture

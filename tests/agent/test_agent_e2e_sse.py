@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from agent_frames import TEXT_REPLIES, TOOL_REPLIES, models_json
 from agent_helpers import FAST_RETRY, kinds, of_type, text_of
-from conftest import sse
+from agent_sse import sse
 
 APIS = ["anthropic-messages", "openai-completions", "openai-responses"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import assistant, tool_result, user
+from session_helpers import assistant, tool_result, user
 
 from atomic_host.session.context import (
     BRANCH_SUMMARY_PREFIX,

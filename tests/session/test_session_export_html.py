@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import assistant, tool_result, user
+from session_helpers import assistant, tool_result, user
 
 from atomic_host.session.tree import Session
 from builtin_plugins.export_html import default_export_path, export_session, render_html

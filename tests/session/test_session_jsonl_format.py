@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import CWD, assistant, chat, user
+from session_helpers import CWD, assistant, chat, user
 
 from atomic_host.session.store.base import SessionNotFound, default_session_dir
 from atomic_host.session.store.jsonl import JsonlStore

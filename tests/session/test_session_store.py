@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CWD, assistant, chat, user
+from session_helpers import CWD, assistant, chat, user
 
 from atomic_host.session import EntryNotFound, SessionNotFound, SessionNotSaved
 

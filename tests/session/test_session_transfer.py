@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import CWD, chat
+from session_helpers import CWD, chat
 
 from atomic_host.session.store.base import open_store
 from atomic_host.session.transfer import export_sessions, main
