@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -96,6 +95,8 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     for v in variants:
         if v in known and v != name:
             return f'; did you mean "{v}"?'
+    from difflib import get_close_matches
+
     close = get_close_matches(name, known, n=1, cutoff=0.75)
     return f'; did you mean "{close[0]}"?' if close else ""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from atomic_host.llm.types import ProviderInfo
@@ -18,7 +18,7 @@ PLUGIN_NAME = "builtin_plugins.catalog"
 
 @cache
 def _load() -> dict[str, Any]:
-    text = resources.files("atomic_host.models").joinpath("data/catalog.json").read_text("utf-8")
+    text = (Path(__file__).parent / "data" / "catalog.json").read_text("utf-8")
     return json.loads(text)
 
 

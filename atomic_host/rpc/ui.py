@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 from atomic_host.rpc.io import Output
+from atomic_host.session.ids import uuid4
 
 
 class RpcUI:
@@ -18,7 +18,7 @@ class RpcUI:
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     async def _dialog(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
-        req_id = str(uuid.uuid4())
+        req_id = uuid4()
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[req_id] = fut
         request = {"type": "extension_ui_request", "id": req_id, "method": method, **fields}
@@ -62,7 +62,7 @@ class RpcUI:
         return None if r is None or r.get("cancelled") else _str(r.get("value"))
 
     def _fire(self, method: str, **fields: Any) -> None:
-        self.out.send({"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method, **fields})
+        self.out.send({"type": "extension_ui_request", "id": uuid4(), "method": method, **fields})
 
     def notify(self, message: str, notify_type: str = "info") -> None:
         self._fire("notify", message=message, notifyType=notify_type)
