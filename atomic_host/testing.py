@@ -59,11 +59,44 @@ class Host:
     faux: FauxScript
     faux_log: Path
 
+    def assert_protocol_lines(self) -> None:
+        """Every stdout line the host printed is one valid protocol record (nothing else on stdout)."""
+        assert_protocol_lines(self.client.lines)
+
     def faux_calls(self) -> list[dict[str, Any]]:
         """What the faux provider was called with (context and options), one dict per call."""
         if not self.faux_log.exists():
             return []
         return [json.loads(line) for line in self.faux_log.read_text().splitlines() if line.strip()]
+
+
+def assert_protocol_lines(lines: list[str]) -> None:
+    """Validate each line against the protocol schema; raises on the first bad one."""
+    from atomic_host.client import loads_deep
+    from atomic_host.protocol import validate_output_line
+
+    assert lines, "host printed nothing"
+    for line in lines:
+        if len(line) < 100_000:
+            validate_output_line(line)
+            continue
+        # get_tree of a long session nests deeper than pydantic's depth limit: validate it with
+        # the tree cut at depth 100 (a test that cares checks the deep part itself).
+        record = loads_deep(line)
+        if record.get("command") == "get_tree" and record.get("success"):
+            for root in record["data"]["tree"]:
+                _prune(root, 100)
+        validate_output_line(record)
+
+
+def _prune(node: dict[str, Any], depth: int) -> None:
+    for _ in range(depth):
+        if len(node["children"]) != 1:
+            for child in node["children"]:
+                _prune(child, depth)
+            return
+        node = node["children"][0]
+    node["children"] = []
 
 
 def host_env(agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

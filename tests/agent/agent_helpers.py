@@ -5,17 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atomic_host.protocol import validate_output_line
 from atomic_host.testing import Host
 
 FAST_RETRY = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 50}}
-
-
-def assert_protocol_lines(host: Host) -> None:
-    """Every stdout line the host printed is one valid protocol record."""
-    assert host.client.lines, "host printed nothing"
-    for line in host.client.lines:
-        validate_output_line(line)
 
 
 def kinds(events: list[dict[str, Any]], skip_updates: bool = True) -> list[str]:

@@ -28,12 +28,11 @@ def sse_server() -> Iterator[Any]:
 def agent_host() -> Callable[..., Any]:
     """``async with agent_host(*cli_args, settings=..., env=...) as host``; on exit every stdout
     line must be a valid protocol record."""
-    from agent_helpers import assert_protocol_lines
 
     @asynccontextmanager
     async def factory(*args: str, **kw: Any) -> AsyncIterator[Host]:
         async with start_host(*args, **kw) as host:
             yield host
-        assert_protocol_lines(host)
+        host.assert_protocol_lines()
 
     return factory

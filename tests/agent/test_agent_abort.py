@@ -77,9 +77,7 @@ async def test_abort_mid_tool_keeps_queue_and_delivers_it(agent_host: Any) -> No
         tool_end = of_type(events, "tool_execution_end")[0]
         assert tool_end["isError"] and "Command aborted" in tool_end["result"]["content"][0]["text"]
         entries = (await host.client.get_entries())["entries"]
-        results = [
-            e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult"
-        ]
+        results = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult"]
         assert "Command aborted" in text_of(results[0])
         # The queued steer survives the abort and is delivered afterwards in a new run.
         await host.client.wait_for_event(

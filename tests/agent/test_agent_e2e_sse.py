@@ -19,17 +19,13 @@ def _write_models(agent_dir: Path, base_url: str, apis: list[str]) -> None:
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_thinking_text_tool_then_answer(
-    agent_host: Any, sse_server: Any, tmp_path: Path, api: str
-) -> None:
+async def test_thinking_text_tool_then_answer(agent_host: Any, sse_server: Any, tmp_path: Path, api: str) -> None:
     _write_models(tmp_path / "agent", sse_server.base_url, [api])
     sse_server.enqueue(TOOL_REPLIES[api]())
     sse_server.enqueue(TEXT_REPLIES[api]("The command printed hello-e2e."))
     async with agent_host("--model", f"local-{api}/m1", base=tmp_path, settings=FAST_RETRY) as host:
         events = await host.client.prompt_and_wait("say hello")
-        assistants = [
-            e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant"
-        ]
+        assistants = [e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant"]
         first, final = assistants
         assert [b["type"] for b in first["content"]] == ["thinking", "text", "toolCall"]
         assert first["content"][0]["thinking"].startswith("Let me check.")
@@ -52,14 +48,10 @@ async def test_thinking_text_tool_then_answer(
 
 
 @pytest.mark.parametrize("api", APIS)
-async def test_529_then_success_is_retried(
-    agent_host: Any, sse_server: Any, tmp_path: Path, api: str
-) -> None:
+async def test_529_then_success_is_retried(agent_host: Any, sse_server: Any, tmp_path: Path, api: str) -> None:
     _write_models(tmp_path / "agent", sse_server.base_url, [api])
     sse_server.enqueue(
-        sse.Reply(
-            status=529, body='{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
-        )
+        sse.Reply(status=529, body='{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
     )
     sse_server.enqueue(TEXT_REPLIES[api]("Back online."))
     async with agent_host("--model", f"local-{api}/m1", base=tmp_path, settings=FAST_RETRY) as host:
@@ -70,20 +62,14 @@ async def test_529_then_success_is_retried(
         assert await host.client.get_last_assistant_text() == "Back online."
 
 
-async def test_connection_dropped_mid_stream_is_retried(
-    agent_host: Any, sse_server: Any, tmp_path: Path
-) -> None:
+async def test_connection_dropped_mid_stream_is_retried(agent_host: Any, sse_server: Any, tmp_path: Path) -> None:
     api = "openai-completions"
     _write_models(tmp_path / "agent", sse_server.base_url, [api])
-    sse_server.enqueue(
-        sse.Reply(chunks=TEXT_REPLIES[api]("Partial answer that never ends", pieces=4), drop_after=3)
-    )
+    sse_server.enqueue(sse.Reply(chunks=TEXT_REPLIES[api]("Partial answer that never ends", pieces=4), drop_after=3))
     sse_server.enqueue(TEXT_REPLIES[api]("Complete answer."))
     async with agent_host("--model", f"local-{api}/m1", base=tmp_path, settings=FAST_RETRY) as host:
         events = await host.client.prompt_and_wait("hi")
-        failed = next(
-            e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant"
-        )
+        failed = next(e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant")
         assert failed["stopReason"] == "error" and failed["errorMessage"]
         assert len(of_type(events, "auto_retry_start")) == 1
         assert of_type(events, "auto_retry_end")[0]["success"] is True

@@ -28,11 +28,7 @@ async def test_text_reply_event_order_and_deltas(agent_host: Any) -> None:
         updates = [e for e in events if e["type"] == "message_update"]
         sub = [u["assistantMessageEvent"]["type"] for u in updates]
         assert sub[0] == "start" and sub[1] == "text_start" and sub[-1] == "text_end"
-        deltas = [
-            u["assistantMessageEvent"]["delta"]
-            for u, k in zip(updates, sub, strict=True)
-            if k == "text_delta"
-        ]
+        deltas = [u["assistantMessageEvent"]["delta"] for u, k in zip(updates, sub, strict=True) if k == "text_delta"]
         # Faux chunks are 12/16/20 chars rotating: every chunk is its own event, never coalesced.
         expected, i, n = [], 0, 0
         while i < len(REPLY):
@@ -42,10 +38,7 @@ async def test_text_reply_event_order_and_deltas(agent_host: Any) -> None:
         assert deltas == expected
         for u in updates:
             usage = u["usage"]
-            assert (
-                usage["totalTokens"]
-                == usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
-            )
+            assert usage["totalTokens"] == usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
             assert "partial" not in u and "message" not in u
         assert updates[-1]["assistantMessageEvent"]["content"] == REPLY
         end = of_type(events, "message_end")[-1]["message"]
@@ -101,9 +94,7 @@ async def test_tool_turn_event_order_and_parallelism(agent_host: Any) -> None:
         first_start = events.index(starts[0])
         a_end, b_end = (events.index(ends[k]) for k in ("call_a", "call_b"))
         assert first_start < a_end and first_start < b_end
-        results = [
-            e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "toolResult"
-        ]
+        results = [e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "toolResult"]
         assert [r["toolCallId"] for r in results] == ["call_a", "call_b", "call_c", "call_d"]
         turn_end = of_type(events, "turn_end")[0]
         assert [r["toolCallId"] for r in turn_end["toolResults"]] == ["call_a", "call_b", "call_c", "call_d"]
@@ -181,8 +172,6 @@ async def test_tool_call_and_tool_result_hooks(agent_host: Any, tmp_path: Path) 
         assert ends["c2"]["result"]["content"][0]["text"].strip() == "rewritten"
         assert ends["c3"]["result"]["content"][0]["text"] == "patched by hook"
         assert ends["c3"]["result"]["details"] == {"patched": True}
-        results = {
-            m["toolCallId"]: m for m in (await host.client.get_messages()) if m["role"] == "toolResult"
-        }
+        results = {m["toolCallId"]: m for m in (await host.client.get_messages()) if m["role"] == "toolResult"}
         assert text_of(results["c3"]) == "patched by hook"
         assert text_of(results["c2"]).strip() == "rewritten"

@@ -122,6 +122,4 @@ async def test_cli_api_key_is_used_and_never_echoed(agent_host: Any, tmp_path: P
         await host.client.get_session_stats()
         assert (await host.client.set_model("keyless", "k1"))["id"] == "k1"
     assert all(secret not in line for line in host.client.lines)
-    assert secret not in "".join(
-        p.read_text(errors="replace") for p in (tmp_path / "agent").rglob("*") if p.is_file()
-    )
+    assert secret not in "".join(p.read_text(errors="replace") for p in (tmp_path / "agent").rglob("*") if p.is_file())

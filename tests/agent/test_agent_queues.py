@@ -10,9 +10,7 @@ from agent_helpers import bash_call, kinds, of_type, text_of
 
 from atomic_host.client import RpcError
 
-BUSY_ERROR = (
-    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-)
+BUSY_ERROR = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
 
 def user_texts(events: list[dict[str, Any]]) -> list[str]:
@@ -32,9 +30,7 @@ async def test_one_at_a_time_steer_then_follow_up_in_one_run(agent_host: Any) ->
         host.faux.push({"content": [bash_call("sleep 0.6")]}, "r1", "r2", "r3")
         n0 = await _start_tool_run(host)
         assert (await host.client.steer("s1"))["disposition"] == "queued"
-        assert (await host.client.call("prompt", message="s2", streamingBehavior="steer"))[
-            "disposition"
-        ] == "queued"
+        assert (await host.client.call("prompt", message="s2", streamingBehavior="steer"))["disposition"] == "queued"
         assert (await host.client.follow_up("f1"))["disposition"] == "queued"
         state = await host.client.get_state()
         assert state["isStreaming"] and state["pendingMessageCount"] == 3

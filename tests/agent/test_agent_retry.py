@@ -33,14 +33,12 @@ async def test_retry_then_success_with_exponential_delays(agent_host: Any) -> No
         starts = of_type(events, "auto_retry_start")
         assert [(s["attempt"], s["delayMs"]) for s in starts] == [(1, 50), (2, 100)]
         assert all(s["maxAttempts"] == 3 and s["errorMessage"] == "529 overloaded_error" for s in starts)
-        assert of_type(events, "auto_retry_end") == [
-            {"type": "auto_retry_end", "success": True, "attempt": 2}
-        ]
+        assert of_type(events, "auto_retry_end") == [{"type": "auto_retry_end", "success": True, "attempt": 2}]
         assert kinds(events).count("agent_start") == 3
         # No new user message on retries; the failed assistants leave the context but stay in the file.
-        assert [
-            text_of(e["message"]) for e in of_type(events, "message_start") if e["message"]["role"] == "user"
-        ] == ["x"]
+        assert [text_of(e["message"]) for e in of_type(events, "message_start") if e["message"]["role"] == "user"] == [
+            "x"
+        ]
         messages = await host.client.get_messages()
         assert [m["role"] for m in messages] == ["user", "assistant"] and text_of(messages[1]) == "recovered"
         entries = (await host.client.get_entries())["entries"]

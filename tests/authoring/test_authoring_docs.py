@@ -17,9 +17,7 @@ HOOKS_MD = DOCS / "hooks.md"
 def _hookspec_names() -> list[str]:
     marker = PROJECT_NAME + "_spec"
     return [
-        name
-        for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
-        if getattr(fn, marker, None) is not None
+        name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if getattr(fn, marker, None) is not None
     ]
 
 

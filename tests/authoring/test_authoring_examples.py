@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from authoring_helpers import REPO, assert_protocol_lines
+from authoring_helpers import REPO
 
 from atomic_host.testing import start_host
 
@@ -41,9 +41,7 @@ async def test_word_count_extension_end_to_end() -> None:
         assert ends[0]["result"]["content"][0]["text"] == "3 words, 2 lines, 17 characters"
         assert ends[0]["result"]["details"] == {"words": 3, "lines": 2, "chars": 17}
         assert "exactly one" in ends[1]["result"]["content"][0]["text"]
-        word_count_schema = next(
-            t for t in host.faux_calls()[0]["context"]["tools"] if t["name"] == "word_count"
-        )
+        word_count_schema = next(t for t in host.faux_calls()[0]["context"]["tools"] if t["name"] == "word_count")
         assert set(word_count_schema["parameters"]["properties"]) == {"text", "path"}
 
         # The tool_call hook refuses rm -rf / but lets an ordinary bash call run.
@@ -61,7 +59,7 @@ async def test_word_count_extension_end_to_end() -> None:
         assert "safe" in allowed["result"]["content"][0]["text"]
 
         assert not [e for e in client.events if e["type"] == "extension_error"]
-    assert_protocol_lines(host)
+    host.assert_protocol_lines()
 
 
 def test_client_demo_runs() -> None:

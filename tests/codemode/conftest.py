@@ -48,9 +48,7 @@ def make_tools() -> list[Tool]:
         Tool(name="add", description="Add two numbers.", params=AddParams, handler=_add),
         Tool(name="read", description="Read a text file.", params=ReadParams, handler=_read),
         Tool(name="sleep", description="Sleep a while.", params=SleepParams, handler=_sleep),
-        Tool(
-            name="codemode", description="x", params={"type": "object"}, handler=_add, exposure="model-only"
-        ),
+        Tool(name="codemode", description="x", params={"type": "object"}, handler=_add, exposure="model-only"),
         Tool(
             name="tool_search",
             description="x",

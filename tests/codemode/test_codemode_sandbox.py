@@ -50,9 +50,7 @@ async def test_no_result_no_logs(host, live_workers) -> None:
 
 async def test_promise_all_runs_tools_concurrently(host, live_workers) -> None:
     start = time.monotonic()
-    result = await go(
-        host, "(await Promise.all([1, 2, 3].map(() => tools.sleep({seconds: 0.4})))).map(r => r.text)"
-    )
+    result = await go(host, "(await Promise.all([1, 2, 3].map(() => tools.sleep({seconds: 0.4})))).map(r => r.text)")
     assert json.loads(result.content[0]["text"]) == ["slept"] * 3
     assert time.monotonic() - start < 1.1  # sequential would be >= 1.2 s
 

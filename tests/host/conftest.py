@@ -12,7 +12,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from host_helpers import assert_protocol_lines
 
 from atomic_host.testing import Host, start_host
 
@@ -27,6 +26,6 @@ def rpc_host(tmp_path: Path) -> Callable[..., Any]:
         kw.setdefault("base", tmp_path)
         async with start_host(*args, **kw) as host:
             yield host
-        assert_protocol_lines(host)
+        host.assert_protocol_lines()
 
     return factory

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from atomic_host.protocol import validate_output_line
 from atomic_host.testing import Host
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
@@ -16,13 +15,6 @@ PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
 def plugin(name: str) -> str:
     """Absolute path of a test plugin file in ``tests/plugins``."""
     return str(PLUGINS / f"{name}.py")
-
-
-def assert_protocol_lines(host: Host) -> None:
-    """Every stdout line the host printed is one valid protocol record."""
-    assert host.client.lines, "host printed nothing"
-    for line in host.client.lines:
-        validate_output_line(line)
 
 
 def errors_of(host: Host) -> list[dict[str, Any]]:

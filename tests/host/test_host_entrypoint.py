@@ -9,7 +9,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from host_helpers import assert_protocol_lines
 
 from atomic_host.client import RpcClient
 from atomic_host.testing import FauxScript, Host, host_env
@@ -41,9 +40,7 @@ def register_commands(register):
     register(SlashCommand("epcmd", _run, description="from an installed package"))
 """
 
-QUEUE_ERROR = (
-    'Extension command "/epcmd" cannot be queued. Use prompt() or execute the command when not streaming.'
-)
+QUEUE_ERROR = 'Extension command "/epcmd" cannot be queued. Use prompt() or execute the command when not streaming.'
 
 
 def _make_venv(tmp: Path) -> Path:
@@ -53,9 +50,7 @@ def _make_venv(tmp: Path) -> Path:
     (pkg / "pyproject.toml").write_text(PYPROJECT)
     (pkg / "atomic_ep_demo" / "__init__.py").write_text(MODULE)
     venv = tmp / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     # The test runner's own site-packages is a venv too (not "system"): chain it in with a .pth,
     # processed with addsitedir so the editable atomic_host install is seen as well.
@@ -98,9 +93,7 @@ async def test_entry_point_plugin_command(tmp_path: Path) -> None:
         ["--provider", "faux"],
         command=[str(python), "-m", "atomic_host", "--mode", "rpc"],
         cwd=str(work),
-        env=host_env(
-            agent, faux.path, tmp_path / "faux-log.jsonl", {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-        ),
+        env=host_env(agent, faux.path, tmp_path / "faux-log.jsonl", {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}),
     )
     await client.start()
     host = Host(client, agent, work, faux, tmp_path / "faux-log.jsonl")
@@ -127,4 +120,4 @@ async def test_entry_point_plugin_command(tmp_path: Path) -> None:
         assert customs == ["idle", "busy"]
     finally:
         assert await client.close() == 0
-    assert_protocol_lines(host)
+    host.assert_protocol_lines()

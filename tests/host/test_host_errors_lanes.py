@@ -90,8 +90,7 @@ async def test_concurrent_lane_answers_while_ordinary_work_runs(rpc_host) -> Non
         assert not any(e["type"] == "agent_end" for e in c.events)  # the run is still going
         busy = await c.request({"type": "prompt", "message": "again", "id": "busy"})
         assert busy["error"] == (
-            "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
-            "to queue the message."
+            "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
         )
         aborted = await c.request({"type": "abort", "id": "ab"}, timeout=3)
         assert aborted["success"]

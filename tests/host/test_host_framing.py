@@ -7,8 +7,6 @@ import json
 import signal
 import time
 
-from host_helpers import assert_protocol_lines
-
 from atomic_host.testing import start_host
 
 
@@ -60,9 +58,7 @@ async def test_50mb_line(rpc_host) -> None:
 async def test_partial_last_line_processed_then_exit_0(rpc_host) -> None:
     async with rpc_host() as host:
         c = host.client
-        await c.send_raw(
-            b'{"type":"get_state","id":"first"}\n{"type":"set_session_name","name":"tail","id":"last"}'
-        )
+        await c.send_raw(b'{"type":"get_state","id":"first"}\n{"type":"set_session_name","name":"tail","id":"last"}')
         assert c.proc and c.proc.stdin
         c.proc.stdin.close()  # EOF without a final LF
         code = await asyncio.wait_for(c.proc.wait(), 10)
@@ -80,7 +76,7 @@ async def test_sigterm_exits_143() -> None:
         c.proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(c.proc.wait(), 10)
         assert code == 143
-        assert_protocol_lines(host)
+        host.assert_protocol_lines()
 
 
 async def test_sighup_exits_129() -> None:

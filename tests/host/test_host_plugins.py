@@ -58,9 +58,8 @@ async def test_plugin_stdout_goes_to_stderr_and_secrets_never_echo(tmp_path: Pat
             await c.call("bash", command="echo from-bash; echo from-bash-err >&2")
             host.faux.push("hi")
             await c.prompt_and_wait("hello")
-    from host_helpers import assert_protocol_lines
 
-    assert_protocol_lines(host)  # no NOISE line on stdout
+    host.assert_protocol_lines()  # no NOISE line on stdout
     stderr = log.read_text()
     for noise in ("NOISE-AT-IMPORT", "NOISE-WRITE", "NOISE-IN-REGISTER", "NOISE-IN-COMMAND"):
         assert noise in stderr

@@ -106,9 +106,7 @@ async def test_set_steering_mode_writes_global_file_atomically(rpc_host, tmp_pat
         path = tmp_path / "agent" / "settings.json"
         data = json.loads(path.read_text())
         assert data == {**glob, "steeringMode": "all"}
-        leftovers = [
-            p.name for p in path.parent.iterdir() if p.name != "settings.json" and "settings" in p.name
-        ]
+        leftovers = [p.name for p in path.parent.iterdir() if p.name != "settings.json" and "settings" in p.name]
         assert leftovers == []  # no temp file left behind
         assert (await host.client.get_state())["steeringMode"] == "all"
     assert os.path.exists(path)

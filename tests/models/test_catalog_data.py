@@ -10,8 +10,18 @@ from atomic_host.llm.types import ProviderInfo
 from atomic_host.models.catalog import builtin_providers, provenance
 from atomic_host.models.thinking import LEVELS
 
-REQUIRED = {"id": str, "name": str, "api": str, "provider": str, "baseUrl": str, "reasoning": bool,
-            "input": list, "cost": dict, "contextWindow": int, "maxTokens": int}
+REQUIRED = {
+    "id": str,
+    "name": str,
+    "api": str,
+    "provider": str,
+    "baseUrl": str,
+    "reasoning": bool,
+    "input": list,
+    "cost": dict,
+    "contextWindow": int,
+    "maxTokens": int,
+}
 ALL_MODELS = [m for p in builtin_providers() for m in p.models]
 
 
@@ -47,9 +57,23 @@ def test_unique_ids_and_expected_models() -> None:
     keys = [(m["provider"], m["id"]) for m in ALL_MODELS]
     assert len(keys) == len(set(keys))
     ids = {m["id"] for m in ALL_MODELS}
-    assert {"claude-opus-4-1", "claude-opus-4-5", "claude-sonnet-4-5", "claude-sonnet-4-20250514",
-            "claude-haiku-4-5", "claude-3-5-haiku-latest", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-4.1",
-            "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "o3", "o4-mini"} <= ids
+    assert {
+        "claude-opus-4-1",
+        "claude-opus-4-5",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-20250514",
+        "claude-haiku-4-5",
+        "claude-3-5-haiku-latest",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5-nano",
+        "gpt-4.1",
+        "gpt-4.1-mini",
+        "gpt-4o",
+        "gpt-4o-mini",
+        "o3",
+        "o4-mini",
+    } <= ids
 
 
 def test_generated_map_rules() -> None:

@@ -16,23 +16,35 @@ from atomic_host.agent.errors import (
 
 
 def err(text: str, reason: str = "error", **usage: int) -> dict[str, Any]:
-    return {"role": "assistant", "content": [], "stopReason": reason, "errorMessage": text,
-            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, **usage}}
+    return {
+        "role": "assistant",
+        "content": [],
+        "stopReason": reason,
+        "errorMessage": text,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, **usage},
+    }
 
 
 def answer(reason: str, content: list[dict[str, Any]], output: int = 0, **usage: int) -> dict[str, Any]:
-    return {"role": "assistant", "content": content, "stopReason": reason,
-            "usage": {"input": 0, "output": output, "cacheRead": 0, "cacheWrite": 0, **usage}}
+    return {
+        "role": "assistant",
+        "content": content,
+        "stopReason": reason,
+        "usage": {"input": 0, "output": output, "cacheRead": 0, "cacheWrite": 0, **usage},
+    }
 
 
 OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 RATE = '429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}'  # noqa: E501
-ANTHROPIC_OVERFLOW = ('400 {"type":"error","error":{"type":"invalid_request_error",'
-                      '"message":"prompt is too long: 213462 tokens > 200000 maximum"}}')
-OPENAI_OVERFLOW = ("400 Your input exceeds the context window of this model. Please adjust your input and "
-                   "try again.")
-QUOTA = ('429 {"error":{"message":"You exceeded your current quota, please check your plan and billing '
-         'details.","type":"insufficient_quota","code":"insufficient_quota"}}')
+ANTHROPIC_OVERFLOW = (
+    '400 {"type":"error","error":{"type":"invalid_request_error",'
+    '"message":"prompt is too long: 213462 tokens > 200000 maximum"}}'
+)
+OPENAI_OVERFLOW = "400 Your input exceeds the context window of this model. Please adjust your input and try again."
+QUOTA = (
+    '429 {"error":{"message":"You exceeded your current quota, please check your plan and billing '
+    'details.","type":"insufficient_quota","code":"insufficient_quota"}}'
+)
 AUTH = '401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
 
 RETRYABLE = [
@@ -40,7 +52,7 @@ RETRYABLE = [
     RATE,
     "Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error'}}",
     "500 Internal server error",
-    '502 <html><head><title>502 Bad Gateway</title></head></html>',
+    "502 <html><head><title>502 Bad Gateway</title></head></html>",
     "503 Service Unavailable",
     "504 Gateway Timeout",
     "524 A timeout occurred",
@@ -120,14 +132,12 @@ def test_empty_completion_and_refusal() -> None:
     assert is_retryable_error(answer("toolUse", []))
     assert not is_retryable_error(answer("stop", [], output=3))
     assert not is_retryable_error(answer("stop", [{"type": "thinking", "thinking": "hmm"}]))
-    assert not is_retryable_error(answer("toolUse", [{"type": "toolCall", "id": "1", "name": "x",
-                                                      "arguments": {}}]))
+    assert not is_retryable_error(answer("toolUse", [{"type": "toolCall", "id": "1", "name": "x", "arguments": {}}]))
     refusal = answer("stop", [{"type": "text", "text": "I'm sorry, but I cannot assist with that request."}])
     assert is_canned_refusal(refusal) and is_retryable_error(refusal)
     curly = "I’m sorry, I can't help with that."
     assert is_retryable_error(answer("stop", [{"type": "text", "text": curly}]))
-    assert not is_retryable_error(answer("stop", [{"type": "text", "text": "I'm sorry, I can't assist."}],
-                                         output=9))
+    assert not is_retryable_error(answer("stop", [{"type": "text", "text": "I'm sorry, I can't assist."}], output=9))
     long = "I'm sorry, but I cannot assist with that. " + "Here is a long explanation. " * 5
     assert not is_retryable_error(answer("stop", [{"type": "text", "text": long}]))
     assert not is_retryable_error(answer("stop", [{"type": "text", "text": "Hello!"}]))
@@ -199,32 +209,35 @@ def test_silent_and_length_overflow() -> None:
     assert not is_context_overflow(err("prompt is too long", reason="aborted"), 200000)
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    (RATE, "rate_limit"),
-    (QUOTA, "rate_limit"),
-    ("Too Many Requests", "rate_limit"),
-    (OVERLOADED, "unavailable"),
-    ("503 Service Unavailable", "unavailable"),
-    ("Error code: 500 - internal error", "unavailable"),
-    ("upstream connect error", "unavailable"),
-    ("fetch failed", "network"),
-    ("read ECONNRESET", "network"),
-    ("Request timed out.", "network"),
-    ("The operation was aborted due to timeout", "network"),
-    ("Stream deadline exceeded", "network"),
-    ("408 Request Timeout", "network"),
-    (AUTH, "auth"),
-    ("403 Forbidden", "auth"),
-    ('403 {"type":"error","error":{"type":"permission_error"}}', "auth"),
-    ("Incorrect API key provided: sk-xxx", "auth"),
-    ("400 max_tokens: 5000 > 4096", "bad_request"),
-    ("404 model not found", "bad_request"),
-    ("422 Unprocessable Entity", "bad_request"),
-    (ANTHROPIC_OVERFLOW, "overflow"),
-    ("Request was cancelled", "aborted"),
-    ("Provider stopped with: sensitive", "other"),
-    ("", "other"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (RATE, "rate_limit"),
+        (QUOTA, "rate_limit"),
+        ("Too Many Requests", "rate_limit"),
+        (OVERLOADED, "unavailable"),
+        ("503 Service Unavailable", "unavailable"),
+        ("Error code: 500 - internal error", "unavailable"),
+        ("upstream connect error", "unavailable"),
+        ("fetch failed", "network"),
+        ("read ECONNRESET", "network"),
+        ("Request timed out.", "network"),
+        ("The operation was aborted due to timeout", "network"),
+        ("Stream deadline exceeded", "network"),
+        ("408 Request Timeout", "network"),
+        (AUTH, "auth"),
+        ("403 Forbidden", "auth"),
+        ('403 {"type":"error","error":{"type":"permission_error"}}', "auth"),
+        ("Incorrect API key provided: sk-xxx", "auth"),
+        ("400 max_tokens: 5000 > 4096", "bad_request"),
+        ("404 model not found", "bad_request"),
+        ("422 Unprocessable Entity", "bad_request"),
+        (ANTHROPIC_OVERFLOW, "overflow"),
+        ("Request was cancelled", "aborted"),
+        ("Provider stopped with: sensitive", "other"),
+        ("", "other"),
+    ],
+)
 def test_classify(text: str, kind: str) -> None:
     assert classify(err(text)) == kind
 

@@ -8,9 +8,13 @@ from pathlib import Path
 from atomic_host.models.catalog import builtin_providers
 from atomic_host.models.registry import ModelRegistry
 
-OLLAMA = {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions", "apiKey": "ollama",
-          "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-          "models": [{"id": "qwen2.5-coder:7b"}]}
+OLLAMA = {
+    "baseUrl": "http://localhost:11434/v1",
+    "api": "openai-completions",
+    "apiKey": "ollama",
+    "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+    "models": [{"id": "qwen2.5-coder:7b"}],
+}
 
 
 def make(tmp_path: Path, models_json: object | str, env: dict[str, str] | None = None) -> ModelRegistry:
@@ -22,12 +26,21 @@ def make(tmp_path: Path, models_json: object | str, env: dict[str, str] | None =
 def test_ollama_example(tmp_path: Path) -> None:
     reg = make(tmp_path, {"providers": {"ollama": OLLAMA}})
     assert reg.errors == []
-    assert reg.available() == [{
-        "id": "qwen2.5-coder:7b", "name": "qwen2.5-coder:7b", "api": "openai-completions",
-        "provider": "ollama",
-        "baseUrl": "http://localhost:11434/v1", "reasoning": False, "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 128000,
-        "maxTokens": 16384, "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False}}]
+    assert reg.available() == [
+        {
+            "id": "qwen2.5-coder:7b",
+            "name": "qwen2.5-coder:7b",
+            "api": "openai-completions",
+            "provider": "ollama",
+            "baseUrl": "http://localhost:11434/v1",
+            "reasoning": False,
+            "input": ["text"],
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            "contextWindow": 128000,
+            "maxTokens": 16384,
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        }
+    ]
     assert reg.resolve_api_key("ollama") == "ollama"
     assert reg.auth_status("ollama")["source"] == "models_json"
     assert reg.provider_ids()[-1] == "ollama"
@@ -41,13 +54,15 @@ def test_keyless_local_server_is_not_available(tmp_path: Path) -> None:
 
 
 def test_env_and_command_keys(tmp_path: Path) -> None:
-    data = {"providers": {
-        "viaenv": {**OLLAMA, "apiKey": "$LOCAL_KEY"},
-        "braced": {**OLLAMA, "apiKey": "${LOCAL_KEY}"},
-        "viacmd": {**OLLAMA, "apiKey": "!echo key"},
-        "unset": {**OLLAMA, "apiKey": "$NOT_SET"},
-        "failing": {**OLLAMA, "apiKey": "!exit 3"},
-    }}
+    data = {
+        "providers": {
+            "viaenv": {**OLLAMA, "apiKey": "$LOCAL_KEY"},
+            "braced": {**OLLAMA, "apiKey": "${LOCAL_KEY}"},
+            "viacmd": {**OLLAMA, "apiKey": "!echo key"},
+            "unset": {**OLLAMA, "apiKey": "$NOT_SET"},
+            "failing": {**OLLAMA, "apiKey": "!exit 3"},
+        }
+    }
     reg = make(tmp_path, data, {"LOCAL_KEY": "sk-local"})
     assert reg.resolve_api_key("viaenv") == "sk-local"
     assert reg.resolve_api_key("braced") == "sk-local"
@@ -60,19 +75,38 @@ def test_env_and_command_keys(tmp_path: Path) -> None:
 
 
 def test_model_fields_and_compat_merge(tmp_path: Path) -> None:
-    data = {"providers": {"vllm": {
-        "baseUrl": "http://127.0.0.1:8000/v1", "api": "openai-completions", "apiKey": "x",
-        "compat": {"maxTokensField": "max_tokens", "supportsUsageInStreaming": False},
-        "models": [{"id": "qwen3", "name": "Qwen 3", "reasoning": True, "input": ["text", "image"],
-                    "contextWindow": 32768, "maxTokens": 8192, "cost": {"input": 0.1},
-                    "thinkingLevelMap": {"off": None}, "compat": {"supportsUsageInStreaming": True,
-                                                                  "thinkingTokenBudgetField": "x"}},
-                   {"id": "resp", "api": "openai-responses", "baseUrl": "http://127.0.0.1:8001/v1"}]}}}
+    data = {
+        "providers": {
+            "vllm": {
+                "baseUrl": "http://127.0.0.1:8000/v1",
+                "api": "openai-completions",
+                "apiKey": "x",
+                "compat": {"maxTokensField": "max_tokens", "supportsUsageInStreaming": False},
+                "models": [
+                    {
+                        "id": "qwen3",
+                        "name": "Qwen 3",
+                        "reasoning": True,
+                        "input": ["text", "image"],
+                        "contextWindow": 32768,
+                        "maxTokens": 8192,
+                        "cost": {"input": 0.1},
+                        "thinkingLevelMap": {"off": None},
+                        "compat": {"supportsUsageInStreaming": True, "thinkingTokenBudgetField": "x"},
+                    },
+                    {"id": "resp", "api": "openai-responses", "baseUrl": "http://127.0.0.1:8001/v1"},
+                ],
+            }
+        }
+    }
     reg = make(tmp_path, data)
     qwen = reg.find("vllm", "qwen3")
     assert qwen is not None
-    assert qwen["compat"] == {"maxTokensField": "max_tokens", "supportsUsageInStreaming": True,
-                              "thinkingTokenBudgetField": "x"}
+    assert qwen["compat"] == {
+        "maxTokensField": "max_tokens",
+        "supportsUsageInStreaming": True,
+        "thinkingTokenBudgetField": "x",
+    }
     assert qwen["cost"] == {"input": 0.1, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     assert (qwen["name"], qwen["contextWindow"], qwen["maxTokens"]) == ("Qwen 3", 32768, 8192)
     resp = reg.find("vllm", "resp")
@@ -81,17 +115,26 @@ def test_model_fields_and_compat_merge(tmp_path: Path) -> None:
 
 
 def test_builtin_reroute_upsert_and_overrides(tmp_path: Path) -> None:
-    data = {"providers": {"anthropic": {
-        "baseUrl": "http://127.0.0.1:4000",
-        "compat": {"supportsEagerToolInputStreaming": False},
-        "models": [{"id": "claude-haiku-4-5", "name": "Haiku via proxy"}, {"id": "claude-new"}],
-        "modelOverrides": {
-            "claude-sonnet-4-5": {"name": "Sonnet (patched)", "cost": {"input": 2.5},
-                                  "compat": {"supportsTemperature": False}, "id": "ignored",
-                                  "thinkingLevelMap": {"max": "max"}},
-            "claude-new": {"maxTokens": 1000},
-            "no-such-model": {"name": "x"}},
-    }}}
+    data = {
+        "providers": {
+            "anthropic": {
+                "baseUrl": "http://127.0.0.1:4000",
+                "compat": {"supportsEagerToolInputStreaming": False},
+                "models": [{"id": "claude-haiku-4-5", "name": "Haiku via proxy"}, {"id": "claude-new"}],
+                "modelOverrides": {
+                    "claude-sonnet-4-5": {
+                        "name": "Sonnet (patched)",
+                        "cost": {"input": 2.5},
+                        "compat": {"supportsTemperature": False},
+                        "id": "ignored",
+                        "thinkingLevelMap": {"max": "max"},
+                    },
+                    "claude-new": {"maxTokens": 1000},
+                    "no-such-model": {"name": "x"},
+                },
+            }
+        }
+    }
     reg = make(tmp_path, data)
     assert reg.errors == []
     models = [m for m in reg.all_models() if m["provider"] == "anthropic"]
@@ -105,8 +148,11 @@ def test_builtin_reroute_upsert_and_overrides(tmp_path: Path) -> None:
     assert sonnet is not None
     assert sonnet["name"] == "Sonnet (patched)" and sonnet["id"] == "claude-sonnet-4-5"
     assert sonnet["cost"] == {"input": 2.5, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
-    assert sonnet["compat"] == {"supportsStrictTools": True, "supportsEagerToolInputStreaming": False,
-                                "supportsTemperature": False}
+    assert sonnet["compat"] == {
+        "supportsStrictTools": True,
+        "supportsEagerToolInputStreaming": False,
+        "supportsTemperature": False,
+    }
     assert sonnet["thinkingLevelMap"] == {"max": "max"}
     opus = reg.find("anthropic", "claude-opus-4-6")
     assert opus is not None and opus["compat"]["forceAdaptiveThinking"] is True
@@ -114,9 +160,22 @@ def test_builtin_reroute_upsert_and_overrides(tmp_path: Path) -> None:
 
 def test_cost_tiers_replaced_whole(tmp_path: Path) -> None:
     tiers = [{"inputTokensAbove": 200000, "input": 6, "output": 22.5, "cacheRead": 0.6, "cacheWrite": 7.5}]
-    data = {"providers": {"openai": {"models": [{"id": "tiered", "cost": {
-        "input": 3, "tiers": [{"inputTokensAbove": 1, "input": 1}, {"inputTokensAbove": 2, "input": 2}]}}],
-        "modelOverrides": {"tiered": {"cost": {"tiers": tiers}}}}}}
+    data = {
+        "providers": {
+            "openai": {
+                "models": [
+                    {
+                        "id": "tiered",
+                        "cost": {
+                            "input": 3,
+                            "tiers": [{"inputTokensAbove": 1, "input": 1}, {"inputTokensAbove": 2, "input": 2}],
+                        },
+                    }
+                ],
+                "modelOverrides": {"tiered": {"cost": {"tiers": tiers}}},
+            }
+        }
+    }
     model = make(tmp_path, data).find("openai", "tiered")
     assert model is not None
     assert model["cost"]["tiers"] == tiers and model["cost"]["input"] == 3
@@ -133,22 +192,35 @@ def test_broken_json_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 def test_invalid_entries_skip_with_errors(tmp_path: Path) -> None:
-    data = {"providers": {
-        "bad": "not an object",
-        "nobase": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]},
-        "mixed": {**OLLAMA, "models": [{"id": "ok"}, {"name": "no id"}, {"id": "neg", "maxTokens": -1},
-                                        {"id": "img", "input": ["video"]}]},
-    }}
+    data = {
+        "providers": {
+            "bad": "not an object",
+            "nobase": {"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]},
+            "mixed": {
+                **OLLAMA,
+                "models": [
+                    {"id": "ok"},
+                    {"name": "no id"},
+                    {"id": "neg", "maxTokens": -1},
+                    {"id": "img", "input": ["video"]},
+                ],
+            },
+        }
+    }
     reg = make(tmp_path, data)
     assert [m["id"] for m in reg.all_models() if m["provider"] == "mixed"] == ["ok"]
     assert reg.find("nobase", "m") is None
     text = "\n".join(reg.errors)
-    for fragment in ("'bad' must be an object", "'nobase': model 'm' needs api and baseUrl",
-                     "needs a string id",
-                     "maxTokens must be a positive integer", "input must be a list"):
+    for fragment in (
+        "'bad' must be an object",
+        "'nobase': model 'm' needs api and baseUrl",
+        "needs a string id",
+        "maxTokens must be a positive integer",
+        "input must be a list",
+    ):
         assert fragment in text
     assert all(e.startswith("models.json:") for e in reg.errors)
-    assert make(tmp_path, "[1, 2]").errors[0].endswith("expected {\"providers\": {...}}")
+    assert make(tmp_path, "[1, 2]").errors[0].endswith('expected {"providers": {...}}')
     assert make(tmp_path, "").errors == []
 
 

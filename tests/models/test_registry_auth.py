@@ -36,8 +36,7 @@ def test_env_order_and_empty_values(tmp_path: Path) -> None:
     env = {"ANTHROPIC_OAUTH_TOKEN": "", "ANTHROPIC_API_KEY": "sk-env"}
     reg = make(tmp_path, env)
     assert reg.resolve_api_key("anthropic") == "sk-env"
-    assert reg.auth_status("anthropic") == {"configured": True, "source": "environment",
-                                            "label": "ANTHROPIC_API_KEY"}
+    assert reg.auth_status("anthropic") == {"configured": True, "source": "environment", "label": "ANTHROPIC_API_KEY"}
     env["ANTHROPIC_OAUTH_TOKEN"] = "sk-ant-oat-1"
     assert reg.resolve_api_key("anthropic") == "sk-ant-oat-1"
     assert {m["provider"] for m in reg.available()} == {"anthropic"}
@@ -74,11 +73,12 @@ def test_auth_json_mode_and_atomic_write(tmp_path: Path) -> None:
     path = tmp_path / "auth.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.stat().st_ino != before  # replaced, not rewritten in place
-    assert json.loads(path.read_text()) == {"other": {"type": "api_key", "key": "keep"},
-                                            "anthropic": {"type": "api_key", "key": "sk-stored"}}
+    assert json.loads(path.read_text()) == {
+        "other": {"type": "api_key", "key": "keep"},
+        "anthropic": {"type": "api_key", "key": "sk-stored"},
+    }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["auth.json"]  # no temp files left
-    assert reg.auth_status("anthropic") == {"configured": True, "source": "stored",
-                                            "label": "stored credential"}
+    assert reg.auth_status("anthropic") == {"configured": True, "source": "stored", "label": "stored credential"}
     with pytest.raises(ValueError):
         reg.login("anthropic", "")
 
@@ -112,12 +112,15 @@ def test_legacy_auth_file(tmp_path: Path) -> None:
 
 def test_stored_key_interpolation_and_command_cache(tmp_path: Path) -> None:
     counter = tmp_path / "count"
-    write_json(tmp_path / "auth.json", {
-        "openai": {"type": "api_key", "key": f"!echo run >> {counter}; echo cmd-key"},
-        "anthropic": {"type": "api_key", "key": "pre-${SECRET}-$$-$!x"},
-        "groq": {"type": "api_key", "key": "$MISSING"},
-        "xai": {"type": "oauth", "access": "tok", "refresh": "r", "expires": 1},
-    })
+    write_json(
+        tmp_path / "auth.json",
+        {
+            "openai": {"type": "api_key", "key": f"!echo run >> {counter}; echo cmd-key"},
+            "anthropic": {"type": "api_key", "key": "pre-${SECRET}-$$-$!x"},
+            "groq": {"type": "api_key", "key": "$MISSING"},
+            "xai": {"type": "oauth", "access": "tok", "refresh": "r", "expires": 1},
+        },
+    )
     reg = make(tmp_path, {"SECRET": "s3", "GROQ_API_KEY": "env-groq"})
     assert reg.resolve_api_key("openai") == "cmd-key"
     assert reg.resolve_api_key("openai") == "cmd-key"
@@ -150,18 +153,34 @@ def test_find_and_copies(tmp_path: Path) -> None:
 
 
 def test_always_authenticated_and_extension_providers(tmp_path: Path) -> None:
-    faux = ProviderInfo(id="faux", name="Faux", api="faux", always_authenticated=True, plugin="tests.faux",
-                        models=[{"id": "faux-1"}])
-    ext = ProviderInfo(id="acme", name="Acme", api="openai-completions", base_url="http://127.0.0.1:1/v1",
-                       env_keys=["ACME_KEY"], plugin="acme_plugin", models=[{"id": "acme-1"}])
+    faux = ProviderInfo(
+        id="faux", name="Faux", api="faux", always_authenticated=True, plugin="tests.faux", models=[{"id": "faux-1"}]
+    )
+    ext = ProviderInfo(
+        id="acme",
+        name="Acme",
+        api="openai-completions",
+        base_url="http://127.0.0.1:1/v1",
+        env_keys=["ACME_KEY"],
+        plugin="acme_plugin",
+        models=[{"id": "acme-1"}],
+    )
     env = {"ACME_KEY": "k"}
     reg = ModelRegistry(tmp_path, [*builtin_providers(), faux, ext], {}, env=env)
     assert [m["id"] for m in reg.available()] == ["faux-1", "acme-1"]
     model = reg.find("faux", "faux-1")
-    assert model == {"id": "faux-1", "name": "faux-1", "api": "faux", "provider": "faux", "baseUrl": "",
-                     "reasoning": False, "input": ["text"],
-                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                     "contextWindow": 128000, "maxTokens": 16384}
+    assert model == {
+        "id": "faux-1",
+        "name": "faux-1",
+        "api": "faux",
+        "provider": "faux",
+        "baseUrl": "",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 16384,
+    }
     assert reg.auth_status("faux") == {"configured": True}
     assert reg.custom_auth_providers() == [{"id": "acme", "name": "Acme"}]
     assert reg.provider_auth_statuses() == [
@@ -178,9 +197,11 @@ async def _fake_stream(model, context, options):  # type: ignore[no-untyped-def]
 
 
 def test_stream_fn(tmp_path: Path) -> None:
-    apis = {"direct": ApiImpl(api="direct", stream=_fake_stream),
-            "lazy": ApiImpl(api="lazy", stream="json:dumps"),
-            "broken": ApiImpl(api="broken", stream="no_such_module_xyz:stream")}
+    apis = {
+        "direct": ApiImpl(api="direct", stream=_fake_stream),
+        "lazy": ApiImpl(api="lazy", stream="json:dumps"),
+        "broken": ApiImpl(api="broken", stream="no_such_module_xyz:stream"),
+    }
     reg = ModelRegistry(tmp_path, [], apis, env={})
     assert reg.stream_fn("direct") is _fake_stream
     assert reg.stream_fn("lazy") is json.dumps
@@ -190,14 +211,30 @@ def test_stream_fn(tmp_path: Path) -> None:
 
 
 def test_request_headers(tmp_path: Path) -> None:
-    write_json(tmp_path / "models.json", {"providers": {"gw": {
-        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "$GW_KEY",
-        "authHeader": True, "headers": {"x-team": "${TEAM}", "x-cmd": "!printf hdr", "x-gone": "$UNSET"},
-        "models": [{"id": "m1", "headers": {"x-model": "one", "x-team": "override"}}]}}})
+    write_json(
+        tmp_path / "models.json",
+        {
+            "providers": {
+                "gw": {
+                    "baseUrl": "http://127.0.0.1:9/v1",
+                    "api": "openai-completions",
+                    "apiKey": "$GW_KEY",
+                    "authHeader": True,
+                    "headers": {"x-team": "${TEAM}", "x-cmd": "!printf hdr", "x-gone": "$UNSET"},
+                    "models": [{"id": "m1", "headers": {"x-model": "one", "x-team": "override"}}],
+                }
+            }
+        },
+    )
     provider = ProviderInfo(id="gw", name="Gateway", api="openai-completions", headers={"x-base": "b"})
     reg = ModelRegistry(tmp_path, [provider], {}, env={"TEAM": "red", "GW_KEY": "sk-gw"})
     assert reg.errors == []
     model = reg.find("gw", "m1")
     assert model is not None
-    assert reg.request_headers(model) == {"x-base": "b", "x-team": "override", "x-cmd": "hdr",
-                                          "x-model": "one", "Authorization": "Bearer sk-gw"}
+    assert reg.request_headers(model) == {
+        "x-base": "b",
+        "x-team": "override",
+        "x-cmd": "hdr",
+        "x-model": "one",
+        "Authorization": "Bearer sk-gw",
+    }

@@ -150,9 +150,7 @@ class SSEServer:
         except ValueError:
             body = raw
         with self._lock:
-            self.requests.append(
-                RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body)
-            )
+            self.requests.append(RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body))
             reply = self.replies.popleft() if self.replies else Reply(status=500, body="no response queued")
         if reply.stall_before_headers:
             self._stall(h)

@@ -75,9 +75,7 @@ async def test_text_stream_usage_cost_and_request_shape(sse_server: SSEServer) -
     assert "authorization" not in req.headers
     body = req.body
     assert body["stream"] is True and body["model"] == "claude-sonnet-4-5"
-    assert body["system"] == [
-        {"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}
-    ]
+    assert body["system"] == [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
     ]
@@ -174,9 +172,7 @@ async def test_thinking_signature_and_tool_use_split_mid_token(sse_server: SSESe
     model = anthropic_model(sse_server.base_url)
     tools = [{"name": "bash", "description": "Run", "parameters": {"type": "object", "properties": {}}}]
     ctx = {**SIMPLE_CONTEXT, "tools": tools}
-    events = await collect(
-        stream(model, ctx, StreamOptions(api_key="k", reasoning="medium", max_tokens=4000))
-    )
+    events = await collect(stream(model, ctx, StreamOptions(api_key="k", reasoning="medium", max_tokens=4000)))
     msg = final(events)
     assert events[-1]["reason"] == "toolUse"
     thinking, redacted, call = msg["content"]
@@ -298,9 +294,7 @@ async def test_adaptive_thinking_and_replayed_history(sse_server: SSEServer) -> 
         ("weird", "error", "Unhandled stop reason: weird"),
     ],
 )
-async def test_stop_reason_mapping(
-    sse_server: SSEServer, stop: str, reason: str, message: str | None
-) -> None:
+async def test_stop_reason_mapping(sse_server: SSEServer, stop: str, reason: str, message: str | None) -> None:
     sse_server.enqueue(text_reply(["x"], stop=stop))
     events = await collect(stream(anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions()))
     msg = final(events)
@@ -368,9 +362,7 @@ async def test_abort_while_waiting_for_first_byte(sse_server: SSEServer) -> None
     signal = asyncio.Event()
     asyncio.get_running_loop().call_later(0.2, signal.set)
     started = time.monotonic()
-    events = await collect(
-        stream(anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions(signal=signal))
-    )
+    events = await collect(stream(anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions(signal=signal)))
     assert types(events) == ["error"]
     msg = final(events)
     assert (msg["stopReason"], msg["errorMessage"]) == ("aborted", "Request was aborted")
@@ -383,9 +375,7 @@ async def test_abort_mid_text(sse_server: SSEServer) -> None:
     sse_server.enqueue([frames[0], frames[1], *[(0.05, f) for f in frames[2:]]])
     signal = asyncio.Event()
     events = []
-    async for ev in stream(
-        anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions(signal=signal)
-    ):
+    async for ev in stream(anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions(signal=signal)):
         events.append(ev)
         if ev["type"] == "text_delta" and ev["delta"] == "w1 ":
             signal.set()

@@ -131,8 +131,6 @@ def test_plugin_registers_four_apis_and_faux_provider() -> None:
 
 
 def test_registration_module_does_not_import_httpx() -> None:
-    code = (
-        "import sys, builtin_plugins.providers, builtin_plugins.providers.faux; print('httpx' in sys.modules)"
-    )
+    code = "import sys, builtin_plugins.providers, builtin_plugins.providers.faux; print('httpx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

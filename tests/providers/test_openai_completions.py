@@ -131,9 +131,7 @@ async def test_llama_cpp_style_server_with_compat(sse_server: SSEServer) -> None
             [
                 chunk({"reasoning": "hmm"}),
                 chunk({"content": "ok"}),
-                chunk(
-                    {}, finish="stop", usage={"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
-                ),
+                chunk({}, finish="stop", usage={"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}),
             ]
         )
     )
@@ -212,9 +210,7 @@ async def test_history_conversion(sse_server: SSEServer) -> None:
         (None, "error", "Stream ended without finish_reason"),
     ],
 )
-async def test_finish_reasons(
-    sse_server: SSEServer, finish: str | None, reason: str, error: str | None
-) -> None:
+async def test_finish_reasons(sse_server: SSEServer, finish: str | None, reason: str, error: str | None) -> None:
     sse_server.enqueue(openai_chat_frames([chunk({"content": "x"}), chunk({}, finish=finish)]))
     events = await collect(stream(openai_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions()))
     msg = final(events)
@@ -229,9 +225,7 @@ async def test_missing_finish_reason_allowed_by_compat(sse_server: SSEServer) ->
 
 
 async def test_error_chunk_and_http_error(sse_server: SSEServer) -> None:
-    sse_server.enqueue(
-        openai_chat_frames([chunk({"content": "x"}), {"error": {"message": "boom", "code": 502}}])
-    )
+    sse_server.enqueue(openai_chat_frames([chunk({"content": "x"}), {"error": {"message": "boom", "code": 502}}]))
     body = '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}'
     sse_server.enqueue(Reply(status=429, body=body))
     model = openai_model(sse_server.base_url)

@@ -105,9 +105,7 @@ async def test_reasoning_text_and_function_call(sse_server: SSEServer) -> None:
         **SIMPLE_CONTEXT,
         "tools": [{"name": "bash", "description": "Run", "parameters": {"type": "object"}}],
     }
-    events = await collect(
-        stream(model, ctx, StreamOptions(api_key="sk-r", reasoning="medium", session_id="s1"))
-    )
+    events = await collect(stream(model, ctx, StreamOptions(api_key="sk-r", reasoning="medium", session_id="s1")))
     assert types(events)[:5] == [
         "start",
         "thinking_start",

@@ -16,9 +16,7 @@ from atomic_host.session.tree import Session
 
 
 def make(*items) -> Session:
-    session = Session(
-        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"}
-    )
+    session = Session({"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"})
     for kind, fields in items:
         session.append(kind, **fields)
     return session
@@ -167,10 +165,7 @@ def test_compaction_boundary_with_kept_tail():
     assert text.startswith(
         VERBATIM_COMPACTION_PREFIX + "[User]: old question\n(filtered 1 lines)\n\n[User]: kept question"
     )
-    assert (
-        '[Assistant]: kept answer\n\n[Assistant tool calls]: read(path="a")\n\n[Tool result]: file text\n'
-        in text
-    )
+    assert '[Assistant]: kept answer\n\n[Assistant tool calls]: read(path="a")\n\n[Tool result]: file text\n' in text
     assert boundary["content"][1] == {"type": "image", "data": "AA==", "mimeType": "image/png"}
 
 

@@ -32,9 +32,7 @@ while True:
 
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
 def test_acknowledged_entries_survive_sigkill(kind, tmp_path):
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, kind, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, kind, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     session_id = proc.stdout.readline().split()[1]
     acked = []

@@ -175,9 +175,7 @@ def test_v1_migration(jsonl_store, agent_dir):
     ids = [e["id"] for e in session.entries]
     assert all(len(i) == 8 for i in ids) and len(set(ids)) == 3
     assert [e["parentId"] for e in session.entries] == [None, ids[0], ids[1]]
-    assert (
-        session.entries[2]["firstKeptEntryId"] == ids[1] and "firstKeptEntryIndex" not in session.entries[2]
-    )
+    assert session.entries[2]["firstKeptEntryId"] == ids[1] and "firstKeptEntryIndex" not in session.entries[2]
     assert session.entries[1]["message"]["role"] == "custom"
     on_disk = [json.loads(line) for line in path.read_text().splitlines()]
     assert on_disk[0]["version"] == 3 and [r["id"] for r in on_disk[1:]] == ids

@@ -143,9 +143,7 @@ def test_clone_without_leaf(store):
 def test_listing_fields_and_order(store):
     older = chat(store, 1)
     newer = store.new_session(CWD, parent_session="/x/parent.jsonl")
-    newer.append_message(
-        {"role": "user", "content": "   plain string prompt", "timestamp": 1_900_000_000_000}
-    )
+    newer.append_message({"role": "user", "content": "   plain string prompt", "timestamp": 1_900_000_000_000})
     newer.append_message({**assistant(), "timestamp": 1_900_000_001_000})
     newer.append_session_info("  Refactor auth ")
     listing = store.list(CWD)

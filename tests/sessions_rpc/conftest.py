@@ -12,7 +12,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from srpc_helpers import assert_protocol_lines
 
 from atomic_host.testing import Host, start_host
 
@@ -36,6 +35,6 @@ def srpc_host(base: Path) -> Callable[..., Any]:
         (kw["base"] / "faux.jsonl").write_text("")
         async with start_host(*args, env={"TMPDIR": str(base / "tmp"), **(env or {})}, **kw) as host:
             yield host
-        assert_protocol_lines(host)
+        host.assert_protocol_lines()
 
     return factory

@@ -45,9 +45,7 @@ async def test_read_head_truncation_and_continue(ctx: ToolContext, work: Path) -
 
 async def test_read_offset_limit_and_selectors(ctx: ToolContext, work: Path) -> None:
     (work / "f.txt").write_text("".join(f"{i}\n" for i in range(1, 101)))
-    assert text_of(await call("read", ctx, path="f.txt", offset=10, limit=2)).startswith(
-        "[f.txt]\n10\n11\n\n[Showing"
-    )
+    assert text_of(await call("read", ctx, path="f.txt", offset=10, limit=2)).startswith("[f.txt]\n10\n11\n\n[Showing")
     assert text_of(await call("read", ctx, path="f.txt:5-7")).split("\n")[1:4] == ["5", "6", "7"]
     assert text_of(await call("read", ctx, path="f.txt:5+2")).split("\n")[1:3] == ["5", "6"]
     t = text_of(await call("read", ctx, path="f.txt:99"))

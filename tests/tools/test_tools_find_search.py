@@ -37,9 +37,7 @@ def test_gitignore_rules(work: Path) -> None:
             "src/.env",
         ],
     )
-    (work / ".gitignore").write_text(
-        "# comment\n*.log\n!keep.log\nbuild/\n/root_only.txt\n**/b/*.tmp\n\\#literal\n"
-    )
+    (work / ".gitignore").write_text("# comment\n*.log\n!keep.log\nbuild/\n/root_only.txt\n**/b/*.tmp\n\\#literal\n")
     (work / "src" / ".gitignore").write_text(".env\n")
     got = set(rel_walk(work))
     assert "keep.log" in got and "a.log" not in got

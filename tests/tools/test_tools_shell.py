@@ -66,8 +66,7 @@ async def test_utf8_never_split_across_reads(work: Path) -> None:
 
 async def test_escape_split_across_reads(work: Path) -> None:
     code = (
-        "import sys,time; sys.stdout.write('x\\x1b[3'); sys.stdout.flush(); time.sleep(0.2); "
-        "sys.stdout.write('1my\\n')"
+        "import sys,time; sys.stdout.write('x\\x1b[3'); sys.stdout.flush(); time.sleep(0.2); sys.stdout.write('1my\\n')"
     )
     r = await run_shell(f'{sys.executable} -c "{code}"', str(work), session_id="s")
     assert r.output == "xy\n"

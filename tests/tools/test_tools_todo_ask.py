@@ -44,9 +44,7 @@ async def test_todo_lifecycle(ctx: ToolContext, work: Path) -> None:
     assert "not found" in await call_err("todo", ctx, action="get", id=tid)
 
 
-async def test_todo_errors_and_env_path(
-    ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_todo_errors_and_env_path(ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "title required" in await call_err("todo", ctx, action="create")
     assert "id required" in await call_err("todo", ctx, action="update")
     assert "Invalid todo id" in await call_err("todo", ctx, action="get", id="TODO-xyz!")
@@ -113,9 +111,7 @@ async def test_ask_user_question_other_and_declined(work: Path) -> None:
     ctx = make_ctx(work, ui=ui)
     r = await call("ask_user_question", ctx, questions=QUESTIONS)
     assert text_of(r) == "User declined to answer questions"
-    assert (
-        r.details and r.details["cancelled"] is True and r.details["answers"] == {"Which database?": "MySQL"}
-    )
+    assert r.details and r.details["cancelled"] is True and r.details["answers"] == {"Which database?": "MySQL"}
     assert ui.calls[0][2] == 300
 
 

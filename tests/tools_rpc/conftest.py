@@ -10,17 +10,9 @@ from typing import Any
 
 import pytest
 
-from atomic_host.protocol import validate_output_line
 from atomic_host.testing import Host, start_host
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-
-def assert_protocol_lines(host: Host) -> None:
-    """Every stdout line the host printed is one valid protocol record."""
-    assert host.client.lines, "host printed nothing"
-    for line in host.client.lines:
-        validate_output_line(line)
 
 
 @pytest.fixture
@@ -40,6 +32,6 @@ def rpc_host(tmp_root: Path) -> Callable[..., Any]:
     async def factory(*args: str, env: dict[str, str] | None = None, **kw: Any) -> AsyncIterator[Host]:
         async with start_host(*args, env={"TMPDIR": str(tmp_root), **(env or {})}, **kw) as host:
             yield host
-        assert_protocol_lines(host)
+        host.assert_protocol_lines()
 
     return factory

@@ -100,9 +100,7 @@ def tool_call(event: Any, api: Any) -> ToolCallDecision | None:
     log = os.environ.get("TOOLSRPC_LOG")
     if log:
         with open(log, "a") as f:
-            f.write(
-                json.dumps({"tool": event.tool_name, "id": event.tool_call_id, "input": event.input}) + "\n"
-            )
+            f.write(json.dumps({"tool": event.tool_name, "id": event.tool_call_id, "input": event.input}) + "\n")
     if event.tool_name == "read" and "forbidden" in str(event.input.get("path", "")):
         return ToolCallDecision(block=True, reason="reading forbidden files is blocked by ext_toolsrpc")
     return None

@@ -53,9 +53,7 @@ async def test_deltas_channels_and_result(rpc_host: Any) -> None:
         data = await bash(host, r"printf '\033[31mred\033[0m\r\n'", "req-2")
         assert data["output"] == "red\n" and joined(host, "req-2") == "red\n"
         # user_bash is the same command under another name.
-        response = await host.client.request(
-            {"type": "user_bash", "command": "echo via user_bash", "id": "u1"}
-        )
+        response = await host.client.request({"type": "user_bash", "command": "echo via user_bash", "id": "u1"})
         assert response["command"] == "user_bash" and response["success"]
         assert response["data"]["output"] == "via user_bash\n"
         assert joined(host, "u1") == "via user_bash\n"
@@ -64,9 +62,7 @@ async def test_deltas_channels_and_result(rpc_host: Any) -> None:
 async def test_concurrent_requests_never_mix(rpc_host: Any) -> None:
     async with rpc_host() as host:
         script = "for i in $(seq 1 40); do echo {tag}-$i; sleep 0.005; done"
-        a, b = await asyncio.gather(
-            bash(host, script.format(tag="A"), "ra"), bash(host, script.format(tag="B"), "rb")
-        )
+        a, b = await asyncio.gather(bash(host, script.format(tag="A"), "ra"), bash(host, script.format(tag="B"), "rb"))
         assert a["output"] == "".join(f"A-{i}\n" for i in range(1, 41))
         assert b["output"] == "".join(f"B-{i}\n" for i in range(1, 41))
         assert joined(host, "ra") == a["output"] and joined(host, "rb") == b["output"]
@@ -77,9 +73,7 @@ async def test_concurrent_requests_never_mix(rpc_host: Any) -> None:
 
 
 async def wait_running(host: Host, req_id: str) -> None:
-    await host.client.wait_for_event(
-        lambda e: e.get("type") == "bash_execution_update" and e.get("id") == req_id
-    )
+    await host.client.wait_for_event(lambda e: e.get("type") == "bash_execution_update" and e.get("id") == req_id)
 
 
 async def test_abort_bash_by_id_and_all(rpc_host: Any) -> None:

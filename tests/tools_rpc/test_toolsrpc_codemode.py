@@ -12,9 +12,7 @@ EXT = str(Path(__file__).with_name("ext_toolsrpc.py"))
 
 
 def tool_end(host: Host, call_id: str) -> dict[str, Any]:
-    ends = [
-        e for e in host.client.events if e.get("type") == "tool_execution_end" and e["toolCallId"] == call_id
-    ]
+    ends = [e for e in host.client.events if e.get("type") == "tool_execution_end" and e["toolCallId"] == call_id]
     assert len(ends) == 1, ends
     return ends[0]
 
@@ -29,9 +27,7 @@ def call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
 
 async def test_codemode_reads_a_file_through_the_host_and_hooks_see_it(rpc_host: Any, tmp_path: Path) -> None:
     log = tmp_path / "hook-log.jsonl"
-    async with rpc_host(
-        "-e", EXT, "--tools", "+codemode,+tool_search", env={"TOOLSRPC_LOG": str(log)}
-    ) as host:
+    async with rpc_host("-e", EXT, "--tools", "+codemode,+tool_search", env={"TOOLSRPC_LOG": str(log)}) as host:
         (host.cwd / "data.txt").write_text("alpha\nbeta\n")
         (host.cwd / "forbidden.txt").write_text("top secret\n")
         code = (

@@ -25,9 +25,7 @@ def expected_big() -> str:
 
 
 async def run_big(host: Host, call_id: str) -> dict[str, Any]:
-    host.faux.push(
-        {"content": [{"type": "toolCall", "id": call_id, "name": "big_result", "arguments": {}}]}, "seen it"
-    )
+    host.faux.push({"content": [{"type": "toolCall", "id": call_id, "name": "big_result", "arguments": {}}]}, "seen it")
     events = await host.client.prompt_and_wait("make it big")
     return next(e for e in events if e.get("type") == "tool_execution_end")
 
@@ -94,9 +92,7 @@ async def test_small_results_and_self_bounded_tools_untouched(rpc_host: Any) -> 
                         "type": "toolCall",
                         "id": "b1",
                         "name": "bash",
-                        "arguments": {
-                            "command": "yes 0123456789012345678901234567890123456789 | head -n 5000"
-                        },
+                        "arguments": {"command": "yes 0123456789012345678901234567890123456789 | head -n 5000"},
                     }
                 ]
             },

@@ -122,8 +122,7 @@ async def test_default_tools_plain_names_and_extensions_stay(rpc_host: Any) -> N
         assert report["missing"] == [
             {
                 "name": "reed",
-                "reason": f'selected by the defaultTools setting, {NOT_REGISTERED} "reed"; '
-                'did you mean "read"?',
+                "reason": f'selected by the defaultTools setting, {NOT_REGISTERED} "reed"; did you mean "read"?',
             }
         ]
         assert set(await model_tools(host)) == set(active(report))

@@ -15,9 +15,7 @@ EXT = str(Path(__file__).with_name("ext_toolsrpc.py"))
 FIRE_AND_FORGET = {"notify", "setStatus", "setWidget", "setTitle", "set_editor_text"}
 
 
-def auto_answer(
-    host: Host, answer: Callable[[dict[str, Any]], dict[str, Any] | None]
-) -> list[dict[str, Any]]:
+def auto_answer(host: Host, answer: Callable[[dict[str, Any]], dict[str, Any] | None]) -> list[dict[str, Any]]:
     """Answer every dialog request with ``answer(request)`` (None: leave it unanswered)."""
     seen: list[dict[str, Any]] = []
     replies: set[asyncio.Future[None]] = set()  # keep references until they are sent
@@ -58,10 +56,7 @@ def check_requests(seen: list[dict[str, Any]]) -> None:
         "red",
         "green",
     ]
-    assert (
-        by_method["confirm"]["title"] == "Proceed?"
-        and by_method["confirm"]["message"] == "This changes things"
-    )
+    assert by_method["confirm"]["title"] == "Proceed?" and by_method["confirm"]["message"] == "This changes things"
     assert by_method["input"]["placeholder"] == "name here"
     assert by_method["editor"]["prefill"] == "prefilled"
     assert [r["timeout"] for r in seen if "timeout" in r] == [300, 300]
@@ -93,9 +88,7 @@ EXPECTED = {
 async def test_tool_drives_every_ui_method(rpc_host: Any) -> None:
     async with rpc_host("-e", EXT) as host:
         seen = auto_answer(host, probe_answers)
-        host.faux.push(
-            {"content": [{"type": "toolCall", "id": "ui-1", "name": "ui_probe", "arguments": {}}]}, "ok"
-        )
+        host.faux.push({"content": [{"type": "toolCall", "id": "ui-1", "name": "ui_probe", "arguments": {}}]}, "ok")
         events = await host.client.prompt_and_wait("probe the ui")
         end = next(e for e in events if e.get("type") == "tool_execution_end")
         assert end["isError"] is False
@@ -130,8 +123,7 @@ async def test_command_ui_and_unknown_or_late_responses(rpc_host: Any) -> None:
         stray = [
             json.loads(line)
             for line in c.lines[before:]
-            if json.loads(line).get("type") == "response"
-            and json.loads(line)["command"] == "extension_ui_response"
+            if json.loads(line).get("type") == "response" and json.loads(line)["command"] == "extension_ui_response"
         ]
         assert stray == []
 
