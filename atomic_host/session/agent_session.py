@@ -19,13 +19,21 @@ if TYPE_CHECKING:
     from atomic_host.session.tree import Session
 
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an expert coding assistant working in the user's project through tools. "
-    "Read files before changing them, make small exact edits, run commands to check your work, "
-    "and answer concisely."
-)
+DEFAULT_SYSTEM_PROMPT = """\
+You are an expert coding assistant. You work in the user's project through the tools below.
+
+Guidelines:
+- Read a file before you change it; prefer small, exact edits over rewriting whole files.
+- Use the search and find tools to locate code instead of guessing paths.
+- Run commands (tests, linters, builds) to check your work, and report what you ran.
+- Never run destructive commands (deleting data, force-pushing) unless the user asked for it.
+- When something is unclear or risky, ask the user before acting.
+- Answer concisely; show file paths so the user can follow your changes."""
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 MODEL_PREFERENCE = (
+    ("anthropic", "claude-sonnet-4-6"),
     ("anthropic", "claude-sonnet-4-5"),
+    ("openai", "gpt-5.2"),
     ("openai", "gpt-5"),
 )
 
@@ -123,7 +131,7 @@ class AgentSession:
 
     def select_startup_model(self, fresh: bool) -> None:
         from atomic_host.models.refs import parse_model_ref, resolve_model
-        from atomic_host.models.thinking import clamp
+        from atomic_host.models.thinking import LEVELS, clamp
 
         opts, settings, registry = self.rt.options, self.rt.settings, self.rt.models
         level: str | None = opts.thinking
@@ -143,10 +151,11 @@ class AgentSession:
                 self.model = self._preferred_model()
         if fresh or level:
             self.thinking_level = level or settings.str("defaultThinkingLevel") or "medium"
+        if self.thinking_level not in LEVELS:
+            print(f"atomic: unknown thinking level {self.thinking_level!r}, using medium", file=sys.stderr)
+            self.thinking_level = "medium"
         if self.model is not None:
             self.thinking_level = clamp(self.model, self.thinking_level)
-        elif self.thinking_level not in ("off",):
-            self.thinking_level = self.thinking_level or "off"
         if fresh:
             if self.model is not None:
                 self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
@@ -214,7 +223,25 @@ class AgentSession:
         lines.append(f"Current working directory: {self.cwd}")
         if opts.append_system_prompt:
             lines += ["", opts.append_system_prompt]
+        for path, text in self.context_files():
+            lines += ["", f"# Project context from {path}", "", text.strip()]
         return "\n".join(lines)
+
+    def context_files(self) -> list[tuple[str, str]]:
+        """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to cwd."""
+        from pathlib import Path
+
+        dirs = [self.rt.agent_dir, *reversed([Path(self.cwd), *Path(self.cwd).parents])]
+        found = []
+        for directory in dirs:
+            for name in CONTEXT_FILES:
+                path = directory / name
+                try:
+                    found.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+                    break
+                except OSError:
+                    continue
+        return found
 
     def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
         from atomic_host.session.context import convert_to_llm
