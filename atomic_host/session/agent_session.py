@@ -434,6 +434,8 @@ class AgentSession:
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
                     continue
+                if self.abort_signal.is_set():  # abort during the retry delay: abort() resumes the queue
+                    break
                 if self.rt.pending_reload:
                     self.rt.apply_pending_reloads()
                 messages = self._take_queued_for_continuation()
