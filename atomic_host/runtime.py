@@ -263,6 +263,3 @@ class Runtime:
                     await result
             except Exception as exc:
                 print(f"atomic: tool cleanup failed: {exc}", file=sys.stderr)
-
-    def settings_snapshot(self) -> dict[str, Any]:
-        return self.settings.data

@@ -24,7 +24,6 @@ class Handlers:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.bash = None
 
     @property
     def agent(self) -> AgentSession:

@@ -75,7 +75,6 @@ class AgentSession:
         self.stopped_by_abort = False
         self.recovery_report: dict[str, Any] | None = None
         self.summary_task: asyncio.Task[None] | None = None
-        self.system_prompt_override: str | None = None
         self._temp_dir: str | bool | None = False
 
     # --- construction ---
@@ -213,7 +212,7 @@ class AgentSession:
 
     def system_prompt(self) -> str:
         opts = self.rt.options
-        base = self.system_prompt_override or opts.system_prompt or DEFAULT_SYSTEM_PROMPT
+        base = opts.system_prompt or DEFAULT_SYSTEM_PROMPT
         tools = self.rt.tools.for_model()
         lines = [base, ""]
         if tools:
@@ -345,7 +344,7 @@ class AgentSession:
         text, images = result
         self._enqueue(kind, text, images)
         if not self.is_streaming and self.messages and not self.stopped_by_abort and not self.paused:
-            self.start_drive(self._take_all_queued(), None)
+            self.start_drive(self.next_queued(), None)
         return "queued"
 
     async def apply_input_hooks(
@@ -438,7 +437,7 @@ class AgentSession:
                     break
                 if self.rt.pending_reload:
                     self.rt.apply_pending_reloads()
-                messages = self._take_queued_for_continuation()
+                messages = self.next_queued()
                 if not messages:
                     break
         except Exception as exc:  # a bug in the loop must not kill the host
@@ -515,7 +514,7 @@ class AgentSession:
         await asyncio.shield(task)
         # Queued messages survive an abort and are delivered afterwards (clear_queue first to drop them).
         if continue_queued and (self.steering or self.follow_up) and not self.paused and self.model:
-            self.start_drive(self._take_all_queued(), None)
+            self.start_drive(self.next_queued(), None)
 
     async def wait_idle(self) -> None:
         while self.drive_task is not None and not self.drive_task.done():
@@ -561,11 +560,10 @@ class AgentSession:
     def poll_follow_up(self) -> list[dict[str, Any]]:
         return self._poll(self.follow_up, self.follow_up_mode)
 
-    def _take_queued_for_continuation(self) -> list[dict[str, Any]]:
+    def next_queued(self) -> list[dict[str, Any]]:
+        """What a new turn delivers from the queue: steering first, else follow-ups."""
         return self.poll_steering() or self.poll_follow_up()
 
-    def _take_all_queued(self) -> list[dict[str, Any]]:
-        return self._take_queued_for_continuation()
 
     def clear_queue(self) -> dict[str, list[str]]:
         data = {"steering": [t for t, _ in self.steering], "followUp": [t for t, _ in self.follow_up]}
