@@ -226,8 +226,9 @@ class Runtime:
                 or os.environ.get("ATOMIC_CODING_AGENT_SESSION_DIR")
                 or self.settings.str("sessionDir")
             )
+            fsync = "never" if self.settings.str("sessionFsync") == "never" else "always"
             self._store = open_store(
-                kind, self.agent_dir, Path(session_dir).expanduser() if session_dir else None, self.cwd
+                kind, self.agent_dir, Path(session_dir).expanduser() if session_dir else None, self.cwd, fsync=fsync
             )
         return self._store
 
