@@ -141,11 +141,14 @@ class Handlers:
         return report(self.rt)
 
     async def on_get_commands(self, _cmd: Cmd) -> Any:
+        order = {"extension": 0, "prompt": 1, "skill": 2}
         commands = []
-        for c in self.rt.commands.all():
-            item: dict[str, Any] = {"name": c.name, "source": "extension"}
+        for c in sorted(self.rt.commands.all(), key=lambda c: order.get(c.source, 3)):
+            item: dict[str, Any] = {"name": c.name, "source": c.source}
             if c.description:
                 item["description"] = c.description
+            if c.location and c.source != "extension":
+                item["location"] = c.location
             if c.path:
                 item["path"] = c.path
             commands.append(item)

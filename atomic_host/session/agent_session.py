@@ -295,7 +295,7 @@ class AgentSession:
         if text.startswith("/"):
             name, _, args = text[1:].partition(" ")
             command = self.rt.commands.get(name)
-            if command is not None:
+            if command is not None and not command.is_expansion:
                 await self.run_command(command, args)
                 return "handled"
         summaries.cancel(self)
@@ -306,6 +306,7 @@ class AgentSession:
         if result is None:
             return "handled"
         text, images = result
+        text = self.expand_command(text)
         if self.is_streaming:
             if behavior not in ("steer", "followUp"):
                 raise CommandFailed(BUSY)
@@ -331,7 +332,8 @@ class AgentSession:
         """``steer`` / ``follow_up``: never extension commands; queued (or handled by an input hook)."""
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
-            if self.rt.commands.get(name) is not None:
+            command = self.rt.commands.get(name)
+            if command is not None and not command.is_expansion:
                 raise CommandFailed(
                     f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
                     "when not streaming."
@@ -342,6 +344,7 @@ class AgentSession:
         if result is None:
             return "handled"
         text, images = result
+        text = self.expand_command(text)
         self._enqueue(kind, text, images)
         if not self.is_streaming and self.messages and not self.stopped_by_abort and not self.paused:
             self.start_drive(self.next_queued(), None)
@@ -361,6 +364,20 @@ class AgentSession:
                 event.text = res.text if res.text is not None else event.text
                 event.images = res.images if res.images is not None else event.images
         return event.text, event.images
+
+    def expand_command(self, text: str) -> str:
+        """Expand ``/template args`` and ``/skill:name args``; anything else is returned as is."""
+        if not text.startswith("/"):
+            return text
+        name, _, args = text[1:].partition(" ")
+        command = self.rt.commands.get(name)
+        if command is None or not command.is_expansion:
+            return text
+        try:
+            return command.get_expander()(args)
+        except Exception as exc:
+            self.rt.extension_error(command.path or command.plugin, "expand", str(exc) or type(exc).__name__)
+            return text
 
     async def run_command(self, command: Any, args: str) -> None:
         import inspect
