@@ -98,6 +98,11 @@ class ExtensionAPI:
         return str(self._rt.agent_dir)
 
     @property
+    def trusted(self) -> bool:
+        """Whether the project is trusted (its ``.atomic`` resources may load)."""
+        return self._rt.trusted
+
+    @property
     def settings(self) -> dict[str, Any]:
         return self._rt.settings.data
 

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 
 @hookspec
-def register_tools(register: Callable[[Tool], None]) -> None:
-    """Register tools the model can call: ``register(Tool(...))`` once per tool.
+def register_tools(register: Callable[[Tool], None], api: ExtensionAPI) -> None:
+    """Register tools the model can call: ``register(Tool(...))`` once per tool. ``api`` gives
+    the working directory, agent dir, settings and whether the project is trusted.
 
     Built-in tool names are reserved; a duplicate name is skipped with an ``extension_error``
     that names both plugins.
@@ -37,7 +38,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 
 @hookspec
-def register_commands(register: Callable[[SlashCommand], None]) -> None:
+def register_commands(register: Callable[[SlashCommand], None], api: ExtensionAPI) -> None:
     """Register slash commands (``/name args`` in a ``prompt``): ``register(SlashCommand(...))``.
 
     A command runs immediately, even while the agent is streaming, and the prompt answers

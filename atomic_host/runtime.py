@@ -106,11 +106,11 @@ class Runtime:
 
         name, path = record.name, record.path
         for _plugin, _ in self.plugins.call_each(
-            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path)
+            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path), api=self.api
         ):
             pass
         for _plugin, _ in self.plugins.call_each(
-            "register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path)
+            "register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path), api=self.api
         ):
             pass
 
@@ -121,13 +121,9 @@ class Runtime:
             elif isinstance(item, ProviderInfo):
                 self.providers = [p for p in self.providers if p.id != item.id] + [item]
             else:
-                raise TypeError(
-                    f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}"
-                )
+                raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
-        for _plugin, _ in self.plugins.call_each(
-            "register_providers", plugin=name, register=register_provider
-        ):
+        for _plugin, _ in self.plugins.call_each("register_providers", plugin=name, register=register_provider):
             pass
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
