@@ -121,8 +121,11 @@ class PluginHost:
         self, name: str, source: str = "builtin", blocked: set[str] | frozenset[str] = frozenset()
     ) -> PluginRecord:
         """Import a module by name and register it as a plugin."""
+        from atomic_host import __version__
+
+        builtin = source == "builtin"
         record = self.add_record(
-            PluginRecord(name, source, f"builtin:{name}" if source == "builtin" else name)
+            PluginRecord(name, source, f"builtin:{name}" if builtin else name, version=__version__ if builtin else None)
         )
         if name in blocked:
             record.status = "disabled"
