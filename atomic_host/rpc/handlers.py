@@ -87,6 +87,17 @@ class Handlers:
         self.rt.settings.save_global("retry.enabled", self.agent.auto_retry)
         return NO_DATA
 
+    async def on_compact(self, _cmd: Cmd) -> Any:
+        from atomic_host.agent.compaction import manual_compact
+
+        return await manual_compact(self.agent)
+
+    async def on_abort_compaction(self, _cmd: Cmd) -> Any:
+        from atomic_host.agent.compaction import abort_compaction
+
+        abort_compaction(self.agent)
+        return NO_DATA
+
     async def on_set_auto_compaction(self, cmd: Cmd) -> Any:
         self.agent.auto_compaction = bool(cmd["enabled"])
         self.rt.settings.save_global("compaction.enabled", self.agent.auto_compaction)
@@ -100,7 +111,7 @@ class Handlers:
             "model": a.model,
             "thinkingLevel": a.thinking_level,
             "isStreaming": a.is_streaming,
-            "isCompacting": False,
+            "isCompacting": a.compaction_job is not None and not a.compaction_job.task.done(),
             "steeringMode": a.steering_mode,
             "followUpMode": a.follow_up_mode,
             "sessionId": a.session.id,
@@ -466,5 +477,5 @@ class Handlers:
         raise CommandFailed(f"Run not found: {run_id}")
 
 
-NOT_BUILT = ("compact", "abort_compaction", "cancel_login_provider")
+NOT_BUILT = ("cancel_login_provider",)
 """Commands whose feature is not built yet: they answer success:false with an honest message."""

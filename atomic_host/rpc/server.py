@@ -24,6 +24,7 @@ CONCURRENT = frozenset(
         "abort_bash",
         "abort_retry",
         "abort_compaction",
+        "compact",  # runs for a model request: get_state shows isCompacting, a second compact joins it
         "clear_queue",
         "pause_queued_messages",
         "resume_queued_messages",

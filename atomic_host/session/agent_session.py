@@ -76,6 +76,9 @@ class AgentSession:
         self.recovery_report: dict[str, Any] | None = None
         self.summary_task: asyncio.Task[None] | None = None
         self._temp_dir: str | bool | None = False
+        # compaction (atomic_host/agent/compaction.py): the running job, one overflow recovery per turn
+        self.compaction_job: Any = None
+        self.overflow_recovered = False
 
     # --- construction ---
 
@@ -117,10 +120,11 @@ class AgentSession:
 
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild the in-memory context from the session's current branch (messages lazily)."""
-        branch = self.session.branch()
-        self._messages, self._context_branch = None, branch
+        # lazy: a long session's bodies are parsed only when the context is first needed
+        branch = self.session.lazy_branch()
+        self._messages, self._context_branch = None, branch  # type: ignore[assignment]
         if restore_model:
-            model, level = _branch_settings(branch)
+            model, level = branch.settings()
             if model:
                 found = self.rt.models.find(model[0], model[1])
                 if found is not None:
@@ -159,7 +163,7 @@ class AgentSession:
             if self.model is not None:
                 self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
             self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
-        elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
+        elif not self.session.lazy_branch().has_type("thinking_level_change"):
             self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
 
     def _preferred_model(self) -> dict[str, Any] | None:
@@ -314,6 +318,7 @@ class AgentSession:
             return "queued"
         self.flush_deferred_bash()
         self.require_model()
+        await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
         self.stopped_by_abort = False
         messages = [make_user_message(text, images)]
         system_prompt = None
@@ -438,6 +443,7 @@ class AgentSession:
         if self.rt.pending_reload:
             self.rt.apply_pending_reloads()
         self.abort_signal = asyncio.Event()
+        self.overflow_recovered = False  # compaction: a new turn may recover from overflow once
         self.drive_task = asyncio.create_task(self._drive(messages, system_prompt))
 
     async def _drive(self, messages: list[dict[str, Any]], system_prompt: str | None) -> None:
@@ -447,6 +453,8 @@ class AgentSession:
                 messages = []
                 if self.abort_signal.is_set():
                     break
+                if await _compaction().after_run(self):  # compaction: overflow compacted, continue
+                    continue
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
                     continue
@@ -524,6 +532,7 @@ class AgentSession:
         """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
         self.abort_signal.set()
         self.abort_retry()
+        _compaction().cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
         task = self.drive_task
         if task is None or task.done():
             return  # nothing running: a no-op
@@ -714,6 +723,12 @@ class AgentSession:
             await self.abort(continue_queued=False)
         event = HookEvent("session_shutdown", {"reason": reason})
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
+
+
+def _compaction() -> Any:
+    from atomic_host.agent import compaction
+
+    return compaction
 
 
 def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | None, str | None]:
