@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from atomic_host.options import Options
     from atomic_host.runtime import Runtime
     from atomic_host.tools import Tool, ToolResult
 
@@ -105,6 +106,11 @@ class ExtensionAPI:
     @property
     def settings(self) -> dict[str, Any]:
         return self._rt.settings.data
+
+    @property
+    def options(self) -> Options:
+        """The command-line options (read-only by convention)."""
+        return self._rt.options
 
     @property
     def session_id(self) -> str | None:

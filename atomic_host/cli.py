@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-e", "--extension", dest="extensions", action="append", default=[])
     p.add_argument("--no-extensions", action="store_true")
+    p.add_argument(
+        "--prompt-template", dest="prompt_templates", action="append", default=[], metavar="PATH"
+    )
+    p.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
     approve = p.add_mutually_exclusive_group()
     approve.add_argument(
         "--approve",
@@ -80,6 +84,8 @@ def parse_options(argv: list[str]) -> tuple[Options, argparse.Namespace]:
         name=ns.name,
         extensions=ns.extensions,
         no_extensions=ns.no_extensions,
+        prompt_templates=ns.prompt_templates,
+        skills=ns.skills,
         approve=ns.approve,
         watch=ns.watch,
         tools=ns.tools,

@@ -118,6 +118,12 @@ def before_agent_start(event: Any, api: ExtensionAPI) -> dict[str, Any] | None:
 
 
 @hookspec
+def system_prompt(event: Any, api: ExtensionAPI) -> str | None:
+    """Contribute a section to the system prompt of each model call. ``event.tools`` lists the
+    names of the tools the model sees. Return the text, or None to add nothing."""
+
+
+@hookspec
 def on_event(event: dict[str, Any], api: ExtensionAPI) -> None:
     """Observe every agent event as sent on the wire (agent_start, message_update,
     tool_execution_end, …). Must be fast: it runs for every streamed delta."""
@@ -149,6 +155,12 @@ def user_bash(event: Any, api: ExtensionAPI) -> dict[str, Any] | None:
 
 
 # --- Compaction ---
+
+
+@hookspec
+def session_compact(event: Any, api: ExtensionAPI) -> None:
+    """A compaction boundary was written (``event.reason``: manual | threshold | overflow;
+    ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
 @hookspec(firstresult=True)

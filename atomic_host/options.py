@@ -21,6 +21,8 @@ class Options:
     session_store: str | None = None
     name: str | None = None
     extensions: list[str] = field(default_factory=list)
+    prompt_templates: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
     no_extensions: bool = False
     approve: bool | None = None
     watch: bool = False

@@ -87,14 +87,22 @@ class CommandRegistry:
         self.commands: dict[str, SlashCommand] = {}
 
     def add(self, command: SlashCommand, plugin: str, plugin_path: str) -> None:
+        command.plugin = plugin
+        command.path = command.path or plugin_path
         name = command.name.lstrip("/")
-        base, n = name, 0
-        while name in self.commands and self.commands[name].plugin != plugin:
+        existing = self.commands.get(name)
+        if existing is not None and existing.plugin != plugin and existing.is_expansion and not command.is_expansion:
+            # Extension commands win their plain name over prompt templates and skills.
+            del self.commands[name]
+            self._insert(existing, name)
+        self._insert(command, name)
+
+    def _insert(self, command: SlashCommand, base: str) -> None:
+        name, n = base, 0
+        while name in self.commands and self.commands[name].plugin != command.plugin:
             n += 1
             name = f"{base}:{n}"
         command.name = name
-        command.plugin = plugin
-        command.path = command.path or plugin_path
         self.commands[name] = command
 
     def remove_plugin(self, plugin: str) -> None:

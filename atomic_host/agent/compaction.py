@@ -312,6 +312,10 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
     }
     if backup:
         result["backupPath"] = backup
+    from atomic_host.api import HookEvent
+
+    event = HookEvent("session_compact", {"reason": reason, "result": result})
+    await agent.rt.plugins.acall_each("session_compact", event=event, api=agent.rt.api)
     return result
 
 

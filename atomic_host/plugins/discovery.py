@@ -12,6 +12,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.tools",
     "builtin_plugins.codemode",
     "builtin_plugins.tool_search",
+    "builtin_plugins.prompts",
+    "builtin_plugins.skills",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
 

@@ -120,11 +120,10 @@ class AgentSession:
 
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild the in-memory context from the session's current branch (messages lazily)."""
-        # lazy: a long session's bodies are parsed only when the context is first needed
-        branch = self.session.lazy_branch()
-        self._messages, self._context_branch = None, branch  # type: ignore[assignment]
+        branch = self.session.branch()
+        self._messages, self._context_branch = None, branch
         if restore_model:
-            model, level = branch.settings()
+            model, level = _branch_settings(branch)
             if model:
                 found = self.rt.models.find(model[0], model[1])
                 if found is not None:
@@ -163,7 +162,7 @@ class AgentSession:
             if self.model is not None:
                 self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
             self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
-        elif not self.session.lazy_branch().has_type("thinking_level_change"):
+        elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
             self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
 
     def _preferred_model(self) -> dict[str, Any] | None:
@@ -222,6 +221,11 @@ class AgentSession:
         if tools:
             lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
             lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
+        if self.rt.plugins.has_impls("system_prompt"):
+            event = HookEvent("system_prompt", {"tools": [t.name for t in tools]})
+            for _plugin, section in self.rt.plugins.call_each("system_prompt", event=event, api=self.rt.api):
+                if isinstance(section, str) and section.strip():
+                    lines += ["", section.strip()]
         lines.append(f"Current date: {time.strftime('%Y-%m-%d')}")
         lines.append(f"Current working directory: {self.cwd}")
         if opts.append_system_prompt:

@@ -1,0 +1,80 @@
+"""Markdown frontmatter for prompt templates and skills: a tiny YAML subset, no dependency.
+
+Supported: ``key: value`` lines, single/double-quoted strings, ``true``/``false`` (also
+``yes``/``no``), ``#`` comment lines, indented continuation lines (folded with a space) and
+``|`` / ``>`` block scalars. Anything fancier (lists, nested maps) is kept as raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*))?$")
+_BOOLS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": "\r", "0": "\0"}
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """``(frontmatter, body)``; a file without a leading ``---`` block has an empty frontmatter."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n") and text.strip() != "---":
+        return {}, text
+    end = re.search(r"^---[ \t]*$", text[4:], re.MULTILINE)
+    if end is None:
+        return {}, text
+    header = text[4 : 4 + end.start()]
+    body = text[4 + end.end() :]
+    return parse_yaml_subset(header), body.removeprefix("\n")
+
+
+def strip_frontmatter(text: str) -> str:
+    return split_frontmatter(text)[1]
+
+
+def parse_yaml_subset(header: str) -> dict[str, Any]:
+    """Parse ``key: value`` lines; see the module docstring for what is understood."""
+    result: dict[str, Any] = {}
+    key: str | None = None
+    block: str | None = None  # "|" or ">" while collecting a block scalar
+    parts: list[str] = []
+
+    def finish() -> None:
+        if key is None:
+            return
+        if block is None:
+            result[key] = _scalar(" ".join(parts).strip())
+        elif block == "|":
+            result[key] = "\n".join(parts).rstrip("\n")
+        else:
+            result[key] = " ".join(p for p in parts if p).strip()
+
+    for line in header.split("\n"):
+        indented = line[:1] in (" ", "\t")
+        if key is not None and (indented or (block is not None and not line.strip())):
+            parts.append(line.strip())
+            continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _KEY.match(line)
+        if m is None:
+            continue  # not a subset line (e.g. a list item at column 0): ignored
+        finish()
+        key, value = m.group(1), (m.group(2) or "").strip()
+        block = value[0] if value[:1] in ("|", ">") and len(value.rstrip("+-")) == 1 else None
+        parts = [] if block is not None or not value else [value]
+    finish()
+    return result
+
+
+def _scalar(value: str) -> Any:
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), value[1:-1])
+    if " #" in value:  # trailing comment on an unquoted value
+        value = value.split(" #", 1)[0].rstrip()
+    lowered = value.lower()
+    if lowered in _BOOLS:
+        return _BOOLS[lowered]
+    return value
