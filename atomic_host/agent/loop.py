@@ -167,4 +167,5 @@ def make_stream_options(agent: AgentSession) -> StreamOptions:
         stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
         max_retries=settings.int("retry.provider.maxRetries", 0),
         max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
+        http_client=agent.rt.http_client() if model.get("api") != "faux" else None,
     )

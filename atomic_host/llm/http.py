@@ -96,7 +96,8 @@ async def _read(
     while True:
         opened = False
         try:
-            async with client.stream("POST", url, headers=headers, json=body) as resp:
+            timeout = httpx.Timeout(options.timeout_s)
+            async with client.stream("POST", url, headers=headers, json=body, timeout=timeout) as resp:
                 if resp.status_code >= 400:
                     text = (await resp.aread()).decode("utf-8", errors="replace")
                     raise ProviderError(

@@ -36,6 +36,8 @@ def should_summarize(agent: AgentSession) -> str | None:
     enabled = rt.settings.get("sessionSummary.enabled")
     if rt.options.mode != "rpc" or enabled is False or agent.model is None or agent.session.is_internal:
         return None
+    if agent.session.writer is None:
+        return None  # an in-memory session (--no-session) is never listed: nobody would see it
     if agent.model["provider"] == "faux" and enabled is not True:
         return None  # scripted replies belong to the test that scripted them: opt in explicitly
     branch = agent.session.branch()
