@@ -189,6 +189,20 @@ async def sse_events(
             await client.aclose()
 
 
+def request_headers(model: dict[str, Any], options: StreamOptions, auth: dict[str, str]) -> dict[str, str]:
+    """Headers of a streaming JSON request: content type, SSE accept, ``auth``, then the model's and
+    the caller's headers (later ones win)."""
+    headers = {"content-type": "application/json", "accept": "text/event-stream", **auth}
+    headers.update(model.get("headers") or {})
+    headers.update(options.headers)
+    return headers
+
+
+def bearer(options: StreamOptions) -> dict[str, str]:
+    """``Authorization: Bearer`` for the request's API key (nothing without a key)."""
+    return {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+
+
 class WireParser:
     """One request's translation from a wire API to builder calls; subclassed per adapter."""
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from atomic_host.llm.context import clamp_max_tokens, text_of, transform_messages
-from atomic_host.llm.http import WireParser, drive
+from atomic_host.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.llm.stream import AssistantStream, Event
 from atomic_host.llm.types import StreamOptions
 
@@ -227,11 +227,7 @@ class ChatParser(WireParser):
         body.update(_reasoning_params(model, options, compat))
         if options.session_id and model.get("provider") == "openai":
             body["prompt_cache_key"] = options.session_id
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        if options.api_key:
-            headers["authorization"] = f"Bearer {options.api_key}"
-        headers.update(model.get("headers") or {})
-        headers.update(options.headers)
+        headers = request_headers(model, options, bearer(options))
         base = (model.get("baseUrl") or DEFAULT_BASE_URL).rstrip("/")
         return f"{base}/chat/completions", headers, body
 
