@@ -52,15 +52,22 @@ def _split(text: str) -> list[str]:
     return lines
 
 
+def _measure(text: str, max_lines: int, max_bytes: int) -> tuple[int, list[str], int, Truncation | None]:
+    """(total bytes, lines, line count, the untruncated result when ``text`` already fits)."""
+    total_bytes = len(text.encode("utf-8", "surrogatepass"))
+    lines = _split(text)
+    total = len(lines) if text else 0
+    fits = total <= max_lines and total_bytes <= max_bytes
+    return total_bytes, lines, total, Truncation(text, False, total, total_bytes, 1, total) if fits else None
+
+
 def truncate_head(
     text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep the first lines of ``text`` within ``max_lines`` and ``max_bytes``."""
-    total_bytes = len(text.encode("utf-8", "surrogatepass"))
-    lines = _split(text)
-    total = len(lines) if text else 0
-    if total <= max_lines and total_bytes <= max_bytes:
-        return Truncation(text, False, total, total_bytes, 1, total)
+    total_bytes, lines, total, whole = _measure(text, max_lines, max_bytes)
+    if whole is not None:
+        return whole
     kept: list[str] = []
     size = 0
     by = "lines"
@@ -82,11 +89,9 @@ def truncate_tail(
     text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep the last lines of ``text`` within ``max_lines`` and ``max_bytes``."""
-    total_bytes = len(text.encode("utf-8", "surrogatepass"))
-    lines = _split(text)
-    total = len(lines) if text else 0
-    if total <= max_lines and total_bytes <= max_bytes:
-        return Truncation(text, False, total, total_bytes, 1, total)
+    total_bytes, lines, total, whole = _measure(text, max_lines, max_bytes)
+    if whole is not None:
+        return whole
     kept: list[str] = []
     size = 0
     by = "lines"
