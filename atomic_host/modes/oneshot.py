@@ -48,7 +48,10 @@ class RichRenderer:
             message = event["message"]
             for block in message.get("content", []):
                 if block.get("type") == "text" and block.get("text", "").strip():
-                    self.console.print(Markdown(block["text"]))
+                    if self.console.is_terminal:
+                        self.console.print(Markdown(block["text"]))
+                    else:  # piped: the plain markdown, not a render padded to the console width
+                        self.console.out(block["text"], highlight=False)
                 elif block.get("type") == "toolCall":
                     args = ", ".join(f"{k}={v!r}" for k, v in (block.get("arguments") or {}).items())
                     self.console.print(f"[bold cyan]● {block['name']}[/]({args})")
