@@ -47,7 +47,7 @@ def register_commands(register: Callable[[SlashCommand], None], api: ExtensionAP
 
 
 @hookspec
-def register_providers(register: Callable[[ApiImpl | ProviderInfo], None]) -> None:
+def register_providers(register: Callable[[ApiImpl | ProviderInfo], None], api: ExtensionAPI) -> None:
     """Register LLM wire APIs (``ApiImpl``) and providers with their model catalogs (``ProviderInfo``)."""
 
 

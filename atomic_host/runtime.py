@@ -124,7 +124,9 @@ class Runtime:
             else:
                 raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
-        for _plugin, _ in self.plugins.call_each("register_providers", plugin=name, register=register_provider):
+        for _plugin, _ in self.plugins.call_each(
+            "register_providers", plugin=name, register=register_provider, api=self.api
+        ):
             pass
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers

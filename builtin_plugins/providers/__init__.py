@@ -7,6 +7,7 @@ The anthropic/openai model catalogs live in ``atomic_host.models``.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from atomic_host import hookimpl
@@ -36,12 +37,22 @@ def faux_model() -> dict[str, Any]:
     }
 
 
+def faux_enabled(api: Any) -> bool:
+    """The scripted provider counts as configured only when asked for: a script file in
+    ``ATOMIC_FAUX_SCRIPT``, or ``--provider faux`` / ``--model faux/…``. Otherwise a real user
+    would find it in ``get_available_models`` and ``cycle_model``."""
+    if api is None or os.environ.get("ATOMIC_FAUX_SCRIPT"):
+        return True
+    options = api.options
+    return options.provider == "faux" or (options.model or "").startswith("faux/")
+
+
 @hookimpl
-def register_providers(register: Any) -> None:
+def register_providers(register: Any, api: Any) -> None:
     from atomic_host.llm.types import ApiImpl, ProviderInfo
 
-    for api, target in APIS.items():
-        register(ApiImpl(api=api, stream=target))
+    for name, target in APIS.items():
+        register(ApiImpl(api=name, stream=target))
     register(
         ProviderInfo(
             id="faux",
@@ -49,6 +60,6 @@ def register_providers(register: Any) -> None:
             api="faux",
             base_url="http://localhost:0",
             models=[faux_model()],
-            always_authenticated=True,
+            always_authenticated=faux_enabled(api),
         )
     )

@@ -98,7 +98,7 @@ def test_fresh_copies() -> None:
 def test_plugin_registers_providers() -> None:
     class Specs:
         @hookspec
-        def register_providers(self, register):  # type: ignore[no-untyped-def]
+        def register_providers(self, register, api):  # type: ignore[no-untyped-def]
             """spec"""
 
     import builtin_plugins.catalog as plugin
@@ -107,5 +107,5 @@ def test_plugin_registers_providers() -> None:
     pm.add_hookspecs(Specs)
     pm.register(plugin)
     got: list[ProviderInfo] = []
-    pm.hook.register_providers(register=got.append)
+    pm.hook.register_providers(register=got.append, api=None)
     assert [p.id for p in got] == ["anthropic", "openai"]

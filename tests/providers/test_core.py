@@ -101,7 +101,7 @@ def test_clamp_max_tokens() -> None:
 def test_plugin_registers_four_apis_and_faux_provider() -> None:
     class Specs:
         @hookspec
-        def register_providers(self, register):  # type: ignore[no-untyped-def]
+        def register_providers(self, register, api):  # type: ignore[no-untyped-def]
             """Test-local copy of the hook."""
 
     import builtin_plugins.providers as plugin
@@ -110,7 +110,7 @@ def test_plugin_registers_four_apis_and_faux_provider() -> None:
     pm.add_hookspecs(Specs)
     pm.register(plugin)
     got: list[object] = []
-    pm.hook.register_providers(register=got.append)
+    pm.hook.register_providers(register=got.append, api=None)
     apis = {x.api: x.stream for x in got if isinstance(x, ApiImpl)}
     assert set(apis) == {"anthropic-messages", "openai-completions", "openai-responses", "faux"}
     assert all(isinstance(s, str) and ":" in s for s in apis.values())
