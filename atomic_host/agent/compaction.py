@@ -132,9 +132,7 @@ async def after_run(agent: AgentSession) -> bool:
     return False
 
 
-def start(
-    agent: AgentSession, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False
-) -> Job:
+def start(agent: AgentSession, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False) -> Job:
     """Start one compaction as its own task and remember it as the running job."""
     job = Job(reason, asyncio.create_task(_run(agent, reason, failed, will_retry)))
     agent.compaction_job = job
@@ -397,23 +395,13 @@ async def _stream_once(agent: AgentSession, model: dict[str, Any], context: dict
     options.cache_retention = "none"
     options.session_id = str(uuid.uuid4())
     options.signal = asyncio.Event()  # cancellation comes from the task; a run abort must not end it
-    final: dict[str, Any] | None = None
+    from atomic_host.llm.complete import complete
+
     try:
-        async for event in stream_fn(model, context, options):
-            if event.get("type") == "done":
-                final = event.get("message") or event.get("partial")
-                break
-            if event.get("type") == "error":
-                final = event.get("error") or event.get("partial")
-                break
+        return await complete(stream_fn, model, context, options)
     except asyncio.CancelledError:
         options.signal.set()
         raise
-    except Exception as exc:  # a provider broke its "never raises" contract
-        return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": f"Provider error: {exc}"}
-    if final is None:
-        return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "Provider sent no reply"}
-    return final
 
 
 def _write_backup(agent: AgentSession, label: str) -> str | None:

@@ -6,6 +6,7 @@ after each turn's whole tool batch; follow-ups only when the loop would otherwis
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,38 @@ def _failed_message(agent: AgentSession, text: str, reason: str = "error") -> di
     }
 
 
+class _UpdateEmitter:
+    """Turns provider events into ``message_update`` lines. ``usage`` changes a few times per
+    message while deltas arrive hundreds of times, so its JSON is encoded once per change."""
+
+    def __init__(self, emit: Any) -> None:
+        self.emit = emit
+        self.usage_key: tuple[Any, ...] = ()
+        self.usage_json = ""
+
+    def send(self, event: dict[str, Any]) -> None:
+        partial = event.get("partial") or {}
+        usage = partial.get("usage") or ZERO_USAGE
+        key = (
+            usage.get("input"),
+            usage.get("output"),
+            usage.get("cacheRead"),
+            usage.get("cacheWrite"),
+            usage.get("totalTokens"),
+        )
+        if key != self.usage_key:
+            self.usage_key, self.usage_json = key, dumps(usage)
+        delta = {k: v for k, v in event.items() if k != "partial"}
+        update: dict[str, Any] = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
+        end_turn = partial.get("endTurn")
+        if end_turn is not None:
+            update["endTurn"] = end_turn
+            self.emit(update)
+        else:
+            line = f'{{"type":"message_update","usage":{self.usage_json},"assistantMessageEvent":{dumps(delta)}}}'
+            self.emit(update, line)
+
+
 async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> dict[str, Any]:
     """Stream one assistant message, emitting message_start / message_update / message_end."""
     emit = agent.emit
@@ -66,40 +99,18 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
     else:
         context = agent.llm_context(system_prompt)
         options = agent.stream_options()
+        updates = _UpdateEmitter(emit)
         try:
-            usage_key: tuple[Any, ...] = ()
-            usage_json = ""
-            async for event in stream_fn(model, context, options):
-                etype = event.get("type")
-                if etype == "done":
-                    final = event.get("message") or event.get("partial")
-                    break
-                if etype == "error":
-                    final = event.get("error") or event.get("partial")
-                    break
-                partial = event.get("partial") or {}
-                usage = partial.get("usage") or ZERO_USAGE
-                # Usage changes a few times per message; deltas arrive hundreds of times: encode it once.
-                key = (
-                    usage.get("input"),
-                    usage.get("output"),
-                    usage.get("cacheRead"),
-                    usage.get("cacheWrite"),
-                    usage.get("totalTokens"),
-                )
-                if key != usage_key:
-                    usage_key, usage_json = key, dumps(usage)
-                delta = {k: v for k, v in event.items() if k != "partial"}
-                update: dict[str, Any] = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
-                end_turn = partial.get("endTurn")
-                if end_turn is not None:
-                    update["endTurn"] = end_turn
-                    emit(update)
-                else:
-                    emit(
-                        update,
-                        f'{{"type":"message_update","usage":{usage_json},"assistantMessageEvent":{dumps(delta)}}}',
-                    )
+            async with contextlib.aclosing(stream_fn(model, context, options)) as events:
+                async for event in events:
+                    etype = event.get("type")
+                    if etype == "done":
+                        final = event.get("message") or event.get("partial")
+                        break
+                    if etype == "error":
+                        final = event.get("error") or event.get("partial")
+                        break
+                    updates.send(event)
         except Exception as exc:  # a provider broke its "never raises" contract
             final = _failed_message(agent, f"Provider error: {exc}")
         if final is None:

@@ -1,13 +1,13 @@
 """HTTP + SSE transport shared by the adapters: abort, stream deadline, error text, transport retry.
 
-:func:`sse_events` runs the request in a reader task and hands its events over a queue, so the
-consumer can race every wait against the abort signal and the idle deadline — also while the
-server has not sent a single byte yet.
+:func:`sse_events` races every wait for the next event (also the wait for the response
+headers) against the abort signal and the idle deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
@@ -22,7 +22,6 @@ from atomic_host.llm.types import StreamOptions
 MAX_ERROR_BODY = 4000
 OPEN = ("__open__", "")
 """First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
-_END = object()
 
 
 class ProviderError(Exception):
@@ -62,11 +61,7 @@ def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
     should = (headers.get("x-should-retry") or "").lower()
     if should == "false":
         return None
-    if (
-        should != "true"
-        and exc.status is not None
-        and not (exc.status in (408, 409, 429) or exc.status >= 500)
-    ):
+    if should != "true" and exc.status is not None and not (exc.status in (408, 409, 429) or exc.status >= 500):
         return None
     if (ms := headers.get("retry-after-ms")) is not None:
         try:
@@ -84,14 +79,14 @@ def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
     return base * (1 - 0.25 * random.random())
 
 
-async def _read(
+async def _events(
     client: httpx.AsyncClient,
     url: str,
     headers: dict[str, str],
     body: dict[str, Any],
     options: StreamOptions,
-    queue: asyncio.Queue[Any],
-) -> None:
+) -> AsyncIterator[tuple[str, str]]:
+    """The request, with transport retry: yields :data:`OPEN`, then ``(event, data)`` pairs."""
     attempt = 0
     while True:
         opened = False
@@ -100,17 +95,18 @@ async def _read(
             async with client.stream("POST", url, headers=headers, json=body, timeout=timeout) as resp:
                 if resp.status_code >= 400:
                     text = (await resp.aread()).decode("utf-8", errors="replace")
-                    raise ProviderError(
-                        http_error_text(resp.status_code, text), resp.status_code, resp.headers
-                    )
+                    raise ProviderError(http_error_text(resp.status_code, text), resp.status_code, resp.headers)
                 ctype = resp.headers.get("content-type", "")
                 if "text/event-stream" not in ctype:
                     text = (await resp.aread()).decode("utf-8", errors="replace")
                     raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
                 opened = True
-                queue.put_nowait(OPEN)
-                async for sse in EventSource(resp).aiter_sse():
-                    queue.put_nowait((sse.event, sse.data))
+                yield OPEN
+                # aclosing: when the consumer stops early, the SSE iterator is closed here, not
+                # later by the garbage collector on a loop that may be gone.
+                async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
+                    async for sse in sse_iter:
+                        yield sse.event, sse.data
                 return
         except httpx.TransportError as exc:
             err = ProviderError(transport_error_text(exc))
@@ -124,9 +120,7 @@ async def _read(
             raise err
         cap_ms = options.max_retry_delay_ms
         if cap_ms and delay * 1000 > cap_ms:
-            raise ProviderError(
-                f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}"
-            )
+            raise ProviderError(f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}")
         await asyncio.sleep(delay)
         attempt += 1
 
@@ -139,6 +133,10 @@ async def sse_events(
     Raises :class:`StreamAborted` when ``options.signal`` fires, :class:`ProviderError` on HTTP
     errors, network failures and when no event arrives within ``options.stream_deadline_s``.
     Use it inside ``contextlib.aclosing`` so an early exit closes the connection.
+
+    Abort and deadline interrupt only the wait for the next event: a timer and the signal cancel
+    this task while it waits, and the cancellation becomes the matching error. That costs one
+    timer per event instead of a task and an ``asyncio.wait`` per event.
     """
     signal = options.signal
     if signal is not None and signal.is_set():
@@ -147,44 +145,47 @@ async def sse_events(
     client: httpx.AsyncClient = options.http_client or httpx.AsyncClient(
         timeout=httpx.Timeout(options.timeout_s), trust_env=False
     )
-    queue: asyncio.Queue[Any] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    inner = _events(client, url, headers, body, options)
+    waiting = False
+    fired: str | None = None
 
-    async def reader() -> None:
-        try:
-            await _read(client, url, headers, body, options, queue)
-            queue.put_nowait(_END)
-        except Exception as exc:
-            queue.put_nowait(exc)
+    def interrupt(kind: str) -> None:
+        nonlocal fired
+        if waiting and fired is None:
+            fired = kind
+            task.cancel()
 
-    task = asyncio.create_task(reader())
-    abort_wait = asyncio.create_task(signal.wait()) if signal is not None else None
-    deadline = options.stream_deadline_s
-    get: asyncio.Future[Any] | None = None
+    abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    if abort_waiter is not None:
+        abort_waiter.add_done_callback(lambda _f: interrupt("abort"))
     try:
         while True:
             if signal is not None and signal.is_set():
                 raise StreamAborted
-            if not queue.empty():
-                item = queue.get_nowait()
-            else:
-                get = asyncio.ensure_future(queue.get())
-                waiters = {get} if abort_wait is None else {get, abort_wait}
-                done, _ = await asyncio.wait(waiters, timeout=deadline, return_when=asyncio.FIRST_COMPLETED)
-                if get not in done:
-                    if abort_wait is not None and abort_wait in done:
-                        raise StreamAborted
-                    raise ProviderError("stream deadline exceeded")
-                item = get.result()
-            if item is _END:
+            timer = loop.call_later(options.stream_deadline_s, interrupt, "deadline")
+            waiting = True
+            try:
+                item = await inner.__anext__()
+            except StopAsyncIteration:
                 return
-            if isinstance(item, BaseException):
-                raise item
+            except asyncio.CancelledError:
+                if fired is None:
+                    raise  # a real cancellation of the caller
+                task.uncancel()
+                if fired == "abort":
+                    raise StreamAborted from None
+                raise ProviderError("stream deadline exceeded") from None
+            finally:
+                waiting = False
+                timer.cancel()
             yield item
     finally:
-        for pending in (get, abort_wait, task):
-            if pending is not None and not pending.done():
-                pending.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        if abort_waiter is not None:
+            abort_waiter.cancel()
+        await inner.aclose()
         if own_client:
             await client.aclose()
 

@@ -42,9 +42,7 @@ async def summarize_entries(
         "messages": [
             {
                 "role": "user",
-                "content": [
-                    {"type": "text", "text": f"{prompt}\n\n<conversation>\n{transcript}\n</conversation>"}
-                ],
+                "content": [{"type": "text", "text": f"{prompt}\n\n<conversation>\n{transcript}\n</conversation>"}],
                 "timestamp": 0,
             }
         ],
@@ -55,14 +53,9 @@ async def summarize_entries(
         raise RuntimeError(f"No API implementation registered for {model['api']}")
     options = agent.stream_options()
     options.reasoning = None
-    final: dict[str, Any] | None = None
-    async for event in stream_fn(model, context, options):
-        if event.get("type") == "done":
-            final = event.get("message")
-        elif event.get("type") == "error":
-            err = event.get("error") or {}
-            raise RuntimeError(f"Branch summary failed: {err.get('errorMessage', 'provider error')}")
-    if final is None:
-        raise RuntimeError("Branch summary failed: the provider sent no reply")
-    text = "".join(b.get("text", "") for b in final.get("content", []) if b.get("type") == "text").strip()
-    return text, final.get("usage")
+    from atomic_host.llm.complete import complete, text_of
+
+    final = await complete(stream_fn, model, context, options)
+    if final.get("stopReason") in ("error", "aborted"):
+        raise RuntimeError(f"Branch summary failed: {final.get('errorMessage', 'provider error')}")
+    return text_of(final).strip(), final.get("usage")

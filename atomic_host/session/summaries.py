@@ -81,17 +81,16 @@ async def generate(agent: AgentSession, through: str) -> None:
         ],
         "tools": [],
     }
-    final = None
-    async for event in stream_fn(model, context, options):
-        if event.get("type") == "done":
-            final = event.get("message")
-        elif event.get("type") == "error":
-            return
-    text = clean("".join(b.get("text", "") for b in (final or {}).get("content", []) if b.get("type") == "text"))
+    from atomic_host.llm.complete import complete, text_of
+
+    final = await complete(stream_fn, model, context, options)
+    if final.get("stopReason") in ("error", "aborted"):
+        return
+    text = clean(text_of(final))
     # Store it only if nothing newer arrived meanwhile.
     if text and not agent.is_streaming and _newest_conversation_id(agent.session.branch()) == through:
         fields: dict[str, Any] = {"summary": text, "summarizedThroughId": through}
-        if final and final.get("usage"):
+        if final.get("usage"):
             fields["usage"] = final["usage"]
         agent.session.append("session_summary", **fields)
 
