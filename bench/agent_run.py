@@ -110,6 +110,30 @@ async def host_run_ms(server: Any, runs: int) -> list[float]:
     return out
 
 
+async def faux_run_ms(runs: int) -> tuple[list[float], int]:
+    """The same run through the RPC host with the in-process faux provider: no HTTP at all, so
+    this is the host's own cost (prompt pipeline, loop, events, stdout) plus the client's parsing."""
+    text = " ".join(f"tok{i}" for i in range(640))  # faux streams 3-5 tokens per delta: ~200 deltas
+    out, deltas = [], 0
+    async with start_host("--no-session") as host:
+        client = host.client
+        for i in range(runs + 2):
+            host.faux.push(text)
+            n0 = len(client.events)
+            t0 = time.perf_counter()
+            await client.prompt(f"run {i}")
+            await client.wait_for_event("agent_end", after=n0)
+            elapsed = (time.perf_counter() - t0) * 1000
+            await client.wait_for_idle(after=n0)
+            deltas = sum(
+                1 for e in client.events[n0:]
+                if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+            )  # fmt: skip
+            if i >= 2:
+                out.append(elapsed)
+    return out, deltas
+
+
 async def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     with sse.SSEServer() as server:
@@ -120,6 +144,9 @@ async def main() -> None:
     print(f"{'server stream alone (bare httpx)':<44}{raw_med:>10.2f}{min(raw):>10.2f}")
     print(f"{'prompt -> agent_end via host (200 deltas)':<44}{full_med:>10.2f}{min(full):>10.2f}")
     print(f"{'host overhead per run':<44}{full_med - raw_med:>10.2f}{min(full) - min(raw):>10.2f}")
+    faux, deltas = await faux_run_ms(runs)
+    label = f"same via faux, no HTTP ({deltas} deltas)"
+    print(f"{label:<44}{statistics.median(faux):>10.2f}{min(faux):>10.2f}")
 
 
 if __name__ == "__main__":
