@@ -27,6 +27,7 @@ async def summarize_entries(
     agent: AgentSession, entries: list[dict[str, Any]], instructions: str | None, replace: bool = False
 ) -> tuple[str, dict[str, Any] | None]:
     """Ask the session model for a summary of ``entries``; returns (text, usage)."""
+    from atomic_host.llm.complete import complete, text_of
     from atomic_host.session.context import build_session_context, serialize_conversation
 
     model = agent.require_model()
@@ -53,8 +54,6 @@ async def summarize_entries(
         raise RuntimeError(f"No API implementation registered for {model['api']}")
     options = agent.stream_options()
     options.reasoning = None
-    from atomic_host.llm.complete import complete, text_of
-
     final = await complete(stream_fn, model, context, options)
     if final.get("stopReason") in ("error", "aborted"):
         raise RuntimeError(f"Branch summary failed: {final.get('errorMessage', 'provider error')}")
