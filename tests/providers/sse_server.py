@@ -100,6 +100,9 @@ class SSEServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Real streaming APIs flush each event at once; with Nagle on, small frames wait for
+            # the client's delayed ACK (~40 ms stalls that have nothing to do with the client).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
