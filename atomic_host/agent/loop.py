@@ -7,39 +7,19 @@ after each turn's whole tool batch; follow-ups only when the loop would otherwis
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
+from atomic_host.llm.complete import assistant_message, failed
 from atomic_host.llm.types import StreamOptions
+from atomic_host.llm.usage import empty_usage
 from atomic_host.rpc.io import dumps
 
 if TYPE_CHECKING:
     from atomic_host.session.agent_session import AgentSession
 
-ZERO_USAGE: dict[str, Any] = {
-    "input": 0,
-    "output": 0,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 0,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
-
-
-def _failed_message(agent: AgentSession, text: str, reason: str = "error") -> dict[str, Any]:
-    model = agent.model or {}
-    return {
-        "role": "assistant",
-        "content": [],
-        "api": model.get("api", ""),
-        "provider": model.get("provider", ""),
-        "model": model.get("id", ""),
-        "usage": dict(ZERO_USAGE),
-        "stopReason": reason,
-        "errorMessage": text,
-        "timestamp": int(time.time() * 1000),
-    }
+ZERO_USAGE = empty_usage()
+"""Read-only: the usage sent while a provider has reported none."""
 
 
 class _UpdateEmitter:
@@ -79,23 +59,13 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
     emit = agent.emit
     model = agent.model
     assert model is not None
-    start_msg = {
-        "role": "assistant",
-        "content": [],
-        "api": model["api"],
-        "provider": model["provider"],
-        "model": model["id"],
-        "usage": dict(ZERO_USAGE),
-        "stopReason": "pending",
-        "timestamp": int(time.time() * 1000),
-    }
-    emit({"type": "message_start", "message": start_msg})
+    emit({"type": "message_start", "message": assistant_message(model, "pending")})
     stream_fn = agent.rt.models.stream_fn(model["api"])
     final: dict[str, Any] | None = None
     if agent.abort_signal.is_set():
-        final = _failed_message(agent, "Request was aborted", "aborted")
+        final = failed("Request was aborted", model, "aborted")
     elif stream_fn is None:
-        final = _failed_message(agent, f"No API implementation registered for {model['api']}")
+        final = failed(f"No API implementation registered for {model['api']}", model)
     else:
         context = agent.llm_context(system_prompt)
         options = agent.stream_options()
@@ -112,9 +82,9 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
                         break
                     updates.send(event)
         except Exception as exc:  # a provider broke its "never raises" contract
-            final = _failed_message(agent, f"Provider error: {exc}")
+            final = failed(f"Provider error: {exc}", model)
         if final is None:
-            final = _failed_message(agent, "Provider stream ended without a terminal event")
+            final = failed("Provider stream ended without a terminal event", model)
     final = {k: v for k, v in final.items() if k != "partial"}
     if final.get("stopReason") == "pending":
         final["stopReason"] = "error"

@@ -7,17 +7,31 @@ import time
 from typing import Any
 
 from atomic_host.llm.types import StreamFn, StreamOptions
+from atomic_host.llm.usage import empty_usage
 
 
-def failed(message: str) -> dict[str, Any]:
-    """An assistant message that stands for a request that produced no reply."""
-    return {
+def assistant_message(model: dict[str, Any] | None, stop_reason: str, error: str | None = None) -> dict[str, Any]:
+    """An empty assistant message for ``model`` (zero usage): the pending one a stream starts from,
+    or, with ``error``, one that stands for a request that produced no reply."""
+    model = model or {}
+    message: dict[str, Any] = {
         "role": "assistant",
         "content": [],
-        "stopReason": "error",
-        "errorMessage": message,
+        "api": model.get("api", ""),
+        "provider": model.get("provider", ""),
+        "model": model.get("id", ""),
+        "usage": empty_usage(),
+        "stopReason": stop_reason,
         "timestamp": int(time.time() * 1000),
     }
+    if error is not None:
+        message["errorMessage"] = error
+    return message
+
+
+def failed(message: str, model: dict[str, Any] | None = None, reason: str = "error") -> dict[str, Any]:
+    """An assistant message that stands for a request that produced no reply."""
+    return assistant_message(model, reason, message)
 
 
 async def complete(

@@ -282,9 +282,7 @@ class Handlers:
             agent.auto_retry, agent.auto_compaction = old.auto_retry, old.auto_compaction
         agent.rebuild_context(restore_model=not fresh)
         if fresh:
-            if agent.model is not None:
-                session.append("model_change", provider=agent.model["provider"], modelId=agent.model["id"])
-            session.append("thinking_level_change", thinkingLevel=agent.thinking_level)
+            agent.record_initial_settings()
         self.rt.session = agent
         await agent.fire_session_start(reason, previous)
 

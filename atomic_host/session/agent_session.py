@@ -159,11 +159,15 @@ class AgentSession:
         if self.model is not None:
             self.thinking_level = clamp(self.model, self.thinking_level)
         if fresh:
-            if self.model is not None:
-                self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
-            self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
+            self.record_initial_settings()
         elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
             self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
+
+    def record_initial_settings(self) -> None:
+        """A new session starts with ``model_change`` (when a model is set) and ``thinking_level_change``."""
+        if self.model is not None:
+            self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
+        self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
 
     def _preferred_model(self) -> dict[str, Any] | None:
         available = self.rt.models.available()
