@@ -49,8 +49,3 @@ async def complete(
     except Exception as exc:  # a provider broke its "never raises" contract
         return failed(f"Provider error: {exc}")
     return failed("Provider sent no reply")
-
-
-def text_of(message: dict[str, Any]) -> str:
-    """The concatenated text blocks of an assistant message."""
-    return "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")

@@ -130,14 +130,14 @@ class Handlers:
         return {"messages": self.agent.messages}
 
     async def on_get_last_assistant_text(self, _cmd: Cmd) -> Any:
-        from atomic_host.session.agent_session import text_of
+        from atomic_host.session.tree import message_text
 
         for m in reversed(self.agent.messages):
             if m.get("role") != "assistant":
                 continue
             if m.get("stopReason") == "aborted" and not m.get("content"):
                 continue
-            text = text_of(m).strip()
+            text = message_text(m).strip()
             return {"text": text or None}
         return {"text": None}
 
@@ -345,9 +345,9 @@ class Handlers:
         message = (entry or {}).get("message") or {}
         if not entry or entry.get("type") != "message" or message.get("role") != "user":
             raise CommandFailed("Invalid entry ID for forking")
-        from atomic_host.session.agent_session import text_of
+        from atomic_host.session.tree import message_text
 
-        text = text_of(message)
+        text = message_text(message)
         if await self._before("session_before_fork", entry_id=entry_id, position="before"):
             return {"text": text, "cancelled": True}
         forked = self.rt.store.fork(session, entry_id)
@@ -393,8 +393,8 @@ class Handlers:
 
     async def on_navigate_tree(self, cmd: Cmd) -> Any:
         from atomic_host.session import summaries
-        from atomic_host.session.agent_session import text_of
         from atomic_host.session.branch_summary import abandoned_path, summarize_entries
+        from atomic_host.session.tree import message_text
 
         agent = self.agent
         if agent.is_streaming:
@@ -412,7 +412,7 @@ class Handlers:
         if (kind == "message" and message.get("role") == "user") or kind == "custom_message":
             # Re-editing a prompt: the leaf moves to its parent and the client gets the text back.
             content = entry.get("content")
-            editor_text = text_of(message) if kind == "message" else (content if isinstance(content, str) else "")
+            editor_text = message_text(message) if kind == "message" else (content if isinstance(content, str) else "")
             new_leaf = entry.get("parentId")
         summary = None
         if options.get("summarize"):
@@ -469,9 +469,7 @@ class Handlers:
     async def on_get_workflow_run_summary(self, cmd: Cmd) -> Any:
         run_id = str(cmd["runId"])
         if len(run_id) != 36:
-            raise CommandFailed(
-                f'Run id must be a full 36-character UUID; got "{run_id}" ({len(run_id)} chars).'
-            )
+            raise CommandFailed(f'Run id must be a full 36-character UUID; got "{run_id}" ({len(run_id)} chars).')
         raise CommandFailed(f"Run not found: {run_id}")
 
 

@@ -12,6 +12,7 @@ from atomic_host.agent.loop import make_stream_options, run_agent
 from atomic_host.api import HookEvent, InputResult
 from atomic_host.rpc.server import CommandFailed
 from atomic_host.session import summaries
+from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
     from atomic_host.llm.types import StreamOptions
@@ -40,13 +41,6 @@ MODEL_PREFERENCE = (
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
 
 
 class AgentSession:
@@ -206,7 +200,7 @@ class AgentSession:
         """A user/custom message enters the run: events, dequeue, persistence."""
         self.emit({"type": "message_start", "message": message})
         if message.get("role") == "user":
-            self._dequeue_text(text_of(message))
+            self._dequeue_text(message_text(message))
         self.emit({"type": "message_end", "message": message})
         self.record_message(message)
 
@@ -561,7 +555,7 @@ class AgentSession:
 
     def _enqueue_message(self, kind: str, message: dict[str, Any]) -> None:
         queue = self.steering if kind == "steer" else self.follow_up
-        queue.append((text_of(message), message))
+        queue.append((message_text(message), message))
         self.emit_queue()
 
     def emit_queue(self) -> None:

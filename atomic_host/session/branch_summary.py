@@ -27,8 +27,9 @@ async def summarize_entries(
     agent: AgentSession, entries: list[dict[str, Any]], instructions: str | None, replace: bool = False
 ) -> tuple[str, dict[str, Any] | None]:
     """Ask the session model for a summary of ``entries``; returns (text, usage)."""
-    from atomic_host.llm.complete import complete, text_of
+    from atomic_host.llm.complete import complete
     from atomic_host.session.context import build_session_context, serialize_conversation
+    from atomic_host.session.tree import message_text
 
     model = agent.require_model()
     messages = build_session_context(entries).messages
@@ -57,4 +58,4 @@ async def summarize_entries(
     final = await complete(stream_fn, model, context, options)
     if final.get("stopReason") in ("error", "aborted"):
         raise RuntimeError(f"Branch summary failed: {final.get('errorMessage', 'provider error')}")
-    return text_of(final).strip(), final.get("usage")
+    return message_text(final).strip(), final.get("usage")

@@ -81,12 +81,13 @@ async def generate(agent: AgentSession, through: str) -> None:
         ],
         "tools": [],
     }
-    from atomic_host.llm.complete import complete, text_of
+    from atomic_host.llm.complete import complete
+    from atomic_host.session.tree import message_text
 
     final = await complete(stream_fn, model, context, options)
     if final.get("stopReason") in ("error", "aborted"):
         return
-    text = clean(text_of(final))
+    text = clean(message_text(final))
     # Store it only if nothing newer arrived meanwhile.
     if text and not agent.is_streaming and _newest_conversation_id(agent.session.branch()) == through:
         fields: dict[str, Any] = {"summary": text, "summarizedThroughId": through}
