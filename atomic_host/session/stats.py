@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -11,20 +10,9 @@ if TYPE_CHECKING:
 
 
 def _chars(message: dict[str, Any]) -> int:
-    content = message.get("content")
-    if isinstance(content, str):
-        return len(content)
-    n = 0
-    for block in content or []:
-        kind = block.get("type")
-        if kind == "text":
-            n += len(block.get("text", ""))
-        elif kind == "thinking":
-            n += len(block.get("thinking", ""))
-        elif kind == "toolCall":
-            n += len(block.get("name", "")) + len(json.dumps(block.get("arguments", {})))
-        elif kind == "image":
-            n += 4800
+    from atomic_host.llm.context import message_chars
+
+    n = message_chars(message)
     if message.get("role") == "bashExecution":
         n += len(message.get("command", "")) + len(message.get("output", ""))
     return n
