@@ -13,6 +13,8 @@ from typing import Any
 
 def _field(err: dict[str, Any], key: str) -> str:
     value = err.get(key)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # numeric codes ({"code": 502}) are codes too
     return value.strip() if isinstance(value, str) else ""
 
 

@@ -23,7 +23,6 @@ FINISH_REASONS = {
     "tool_calls": "toolUse",
     "function_call": "toolUse",
 }
-CONTENT_FILTERED = "the provider's content filter blocked the response"
 PROMPT_FILTERED = "The provider's content filter blocked the prompt"
 # Hosts whose Chat Completions lack store / developer role / reasoning_effort (pi-ai detectCompat).
 _NON_STANDARD = ("deepseek", "x.ai", "mistral", "cerebras", "chutes", "z.ai", "bigmodel", "groq", "together")
@@ -371,10 +370,10 @@ class ChatParser(WireParser):
             return [*events, out.done("toolUse" if out.has_tool_calls() else "stop")]
         reason = FINISH_REASONS.get(raw)
         if reason is None:
-            message = f"Provider finish_reason: {raw}"
-            if raw == "content_filter":
-                categories = [*self.filtered.get("prompt", []), *self.filtered.get("response", [])]
-                message += f": {CONTENT_FILTERED}" + (f" ({', '.join(categories)})" if categories else "")
+            message = f"Provider finish_reason: {raw}"  # providers.md §1; classifiers never retry content_filter
+            categories = [*self.filtered.get("prompt", []), *self.filtered.get("response", [])]
+            if raw == "content_filter" and categories:
+                message += f" (filtered: {', '.join(categories)})"  # Azure says which filter fired
             return [*events, out.error(message, raw=raw)]
         if reason == "stop" and out.has_tool_calls():
             reason = "toolUse"  # some local servers say "stop" after tool calls

@@ -291,10 +291,7 @@ class ResponsesParser(WireParser):
             reason = (response.get("incomplete_details") or {}).get("reason") or "unknown"
             if reason == "max_output_tokens":
                 return out.done("length", raw=f"incomplete.{reason}")
-            message = f"Response incomplete: {reason}"
-            if reason == "content_filter":
-                message += ": the provider's content filter blocked the response"
-            return out.error(message, raw=f"incomplete.{reason}")
+            return out.error(f"Response incomplete: {reason}", raw=f"incomplete.{reason}")
         return out.error(f"Response {status}", raw=status)
 
     def finish(self) -> list[Event]:
