@@ -62,6 +62,7 @@ RETRY_AFTER = {
 }
 SETTINGS = {
     "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 200, "provider": {"maxRetryDelayMs": 60000}},
+    "sessionSummary": {"enabled": False},  # no background summary request between the replies
 }
 TOOLS_EXTENSION = '''
 """Tools the recordings call; each answers with the arguments it got."""
