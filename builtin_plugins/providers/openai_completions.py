@@ -261,9 +261,13 @@ class ChatParser(WireParser):
 
     def _note_filters(self, results: Any, where: str) -> None:
         """Remember the Azure content-filter categories marked ``filtered`` (for the error text)."""
-        for result in results if isinstance(results, list) else []:
+        if not isinstance(results, list):
+            return
+        for result in results:
             filters = result.get("content_filter_results") if isinstance(result, dict) else None
-            for category, verdict in (filters or {}).items() if isinstance(filters, dict) else ():
+            if not isinstance(filters, dict):
+                continue
+            for category, verdict in filters.items():
                 if isinstance(verdict, dict) and verdict.get("filtered") is True:
                     names = self.filtered.setdefault(where, [])
                     if category not in names:
