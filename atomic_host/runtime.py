@@ -52,6 +52,7 @@ class Runtime:
         self._store: SessionStore | None = None
         self.session: AgentSession | None = None
         self._http: Any = None
+        self._http_proxy: str | None = None
         self.tool_state: dict[str, dict[str, Any]] = {}
         """Host-lifetime scratch space per tool plugin (``ToolContext.state``)."""
         self.pending_reload: set[Path] = set()
@@ -211,10 +212,12 @@ class Runtime:
     def http_client(self) -> Any:
         """One ``httpx.AsyncClient`` for every provider request: connections and the TLS context
         are reused instead of being built per request (~10-20 ms each on a slow machine)."""
-        if self._http is None:
-            import httpx
+        proxy = self.settings.get("proxy")
+        proxy = proxy if isinstance(proxy, str) else None
+        if self._http is None or self._http_proxy != proxy:  # a reloaded "proxy" setting gets a new client
+            from atomic_host.llm.http_client import new_http_client
 
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(None), trust_env=False)
+            self._http, self._http_proxy = new_http_client(proxy=proxy), proxy
         return self._http
 
     # --- sessions ---

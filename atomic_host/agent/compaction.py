@@ -156,16 +156,18 @@ def _same_model(agent: AgentSession, message: dict[str, Any]) -> bool:
 
 
 def _is_overflow(agent: AgentSession, last: dict[str, Any]) -> bool:
-    """A context-overflow error, or a length stop below the model's maxTokens (providers.md §4)."""
-    from atomic_host.agent.errors import is_context_overflow
+    """A context-overflow error, or a length stop because the context is full (providers.md §4)."""
+    from atomic_host.agent.errors import is_context_overflow, is_length_overflow
+    from atomic_host.session.stats import context_estimate
 
     if not _same_model(agent, last):
         return False
     if is_context_overflow(last, _window(agent)):
         return True
-    max_tokens = (agent.model or {}).get("maxTokens") or 0
-    output = int((last.get("usage") or {}).get("output") or 0)
-    return last.get("stopReason") == "length" and max_tokens > 0 and output < max_tokens
+    if last.get("stopReason") != "length":
+        return False
+    end = next((i for i in range(len(agent.messages) - 1, -1, -1) if agent.messages[i] is last), len(agent.messages))
+    return is_length_overflow(last, agent.model or {}, context_estimate(agent.messages[:end]))
 
 
 def _over_threshold(agent: AgentSession, last: dict[str, Any]) -> bool:

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from atomic_host.llm.context import REPLY_RESERVE_TOKENS
+
 EMPTY_COMPLETION_MESSAGE = "Provider returned an empty completion"
+LENGTH_FULL_RATIO = 0.95
+"""A length stop whose prompt + output reach this share of the reply room counts as a full context."""
 
 _OVERFLOW = re.compile(
     "|".join([
@@ -140,6 +144,49 @@ def is_context_overflow(message: dict[str, Any], context_window: int) -> bool:
     if reason == "length":
         return _output_tokens(message) == 0 and used >= 0.99 * context_window
     return False
+
+
+def is_length_overflow(message: dict[str, Any], model: dict[str, Any], prompt_estimate: int = 0) -> bool:
+    """Whether a ``length`` stop means the context is full (semantics §4.6, "a length stop below maxTokens").
+
+    A reply cut off below the model's ``maxTokens`` is an overflow only when the context really is
+    full: the prompt plus the output reached the room the host leaves for a reply, which is the
+    context window minus the :data:`REPLY_RESERVE_TOKENS` that ``max_tokens`` is clamped by, give or
+    take :data:`LENGTH_FULL_RATIO`. The prompt is the larger of what the provider reported (input +
+    cacheRead + cacheWrite) and ``prompt_estimate`` (the host's estimate of the context the reply
+    answered), so a clamp computed from an over-estimate still counts. A length stop far below the
+    window (a server-side output cap, a small ``max_tokens``) is a plain truncated reply.
+    """
+    if message.get("stopReason") != "length":
+        return False
+    window = int(model.get("contextWindow") or 0)
+    if window <= 0:
+        return False
+    usage = message.get("usage") or {}
+    output = _output_tokens(message)
+    max_tokens = int(model.get("maxTokens") or 0)
+    if max_tokens and output >= max_tokens:
+        return False  # the model's own output limit, not a full context
+    reported = sum(int(usage.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    prompt = max(reported, prompt_estimate)
+    return prompt + output >= LENGTH_FULL_RATIO * max(0, window - REPLY_RESERVE_TOKENS)
+
+
+def session_retry_delay_ms(message: dict[str, Any], attempt: int, base_delay_ms: int, cap_ms: int) -> int:
+    """How long the session waits before auto-retry ``attempt`` (1-based) of a failed message.
+
+    ``base·2^(attempt−1)`` (semantics §3.8), or longer when the server asked for more
+    (``retry-after`` / ``retry-after-ms``, kept as the message's ``retryAfterMs``): the server's
+    wish, capped by ``retry.provider.maxRetryDelayMs`` (``cap_ms``; 0 = no cap).
+    """
+    backoff = base_delay_ms * 2 ** max(0, attempt - 1)
+    asked = message.get("retryAfterMs")
+    if not isinstance(asked, int | float) or isinstance(asked, bool) or asked < 0:
+        return backoff
+    asked = int(asked)
+    if cap_ms > 0:
+        asked = min(asked, cap_ms)
+    return max(backoff, asked)
 
 
 def is_retryable_error(message: dict[str, Any]) -> bool:

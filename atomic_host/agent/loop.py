@@ -10,6 +10,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
+from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
 from atomic_host.llm.complete import assistant_message, failed
 from atomic_host.llm.types import StreamOptions
 from atomic_host.llm.usage import empty_usage
@@ -114,7 +115,10 @@ async def run_agent(agent: AgentSession, new_messages: list[dict[str, Any]], sys
         calls = [b for b in assistant.get("content", []) if b.get("type") == "toolCall"]
         results: list[dict[str, Any]] = []
         if calls:
-            results = await execute_tool_calls(agent, calls)
+            if assistant["stopReason"] == "length":  # cut off by the output limit: arguments may be truncated
+                results = fail_truncated_tool_calls(agent, calls)
+            else:
+                results = await execute_tool_calls(agent, calls)
             for result in results:
                 emit({"type": "message_start", "message": result})
                 emit({"type": "message_end", "message": result})

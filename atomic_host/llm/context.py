@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 IMAGE_CHARS = 4800
+REPLY_RESERVE_TOKENS = 4096
+"""Tokens of the context window a request's ``max_tokens`` never takes (:func:`clamp_max_tokens`)."""
 _ID_BAD = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -45,7 +47,7 @@ def clamp_max_tokens(model: dict[str, Any], context: dict[str, Any], requested: 
     wanted = requested or min(int(model.get("maxTokens") or 32000), 32000)
     window = int(model.get("contextWindow") or 0)
     if window:
-        wanted = min(wanted, max(1, window - estimate_context_tokens(context) - 4096))
+        wanted = min(wanted, max(1, window - estimate_context_tokens(context) - REPLY_RESERVE_TOKENS))
     return max(1, wanted)
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import email.utils
+import math
 import random
 import time
 from collections.abc import AsyncIterator
@@ -17,6 +19,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
+from atomic_host.llm.http_client import new_http_client
 from atomic_host.llm.types import StreamOptions
 
 MAX_ERROR_BODY = 4000
@@ -55,6 +58,36 @@ def transport_error_text(exc: BaseException) -> str:
     return f"Connection error: {detail}"
 
 
+def retry_after_ms(headers: Any) -> int | None:
+    """The delay a server asked for, in ms: ``retry-after-ms``, else ``retry-after`` (seconds or an
+    HTTP date). None when neither header is there or parses; never negative."""
+    if not headers:
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            value = float(ms)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0, round(value))
+    after = headers.get("retry-after")
+    if after is None:
+        return None
+    try:
+        seconds = float(after)
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(after)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if parsed.tzinfo is None:  # an HTTP date is GMT; a zone-less one would compare as local time
+            parsed = parsed.replace(tzinfo=datetime.UTC)
+        seconds = parsed.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return max(0, round(seconds * 1000))
+
+
 def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
     """Seconds to wait before retrying ``exc``, or None when it is not retryable."""
     headers = exc.headers or {}
@@ -63,18 +96,8 @@ def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
         return None
     if should != "true" and exc.status is not None and not (exc.status in (408, 409, 429) or exc.status >= 500):
         return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    if (after := headers.get("retry-after")) is not None:
-        try:
-            return max(0.0, float(after))
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(after) if after else None
-            if parsed is not None:
-                return max(0.0, parsed.timestamp() - time.time())
+    if (asked := retry_after_ms(headers)) is not None:
+        return asked / 1000
     base = min(0.5 * 2**attempt, 8.0)
     return base * (1 - 0.25 * random.random())
 
@@ -120,7 +143,11 @@ async def _events(
             raise err
         cap_ms = options.max_retry_delay_ms
         if cap_ms and delay * 1000 > cap_ms:
-            raise ProviderError(f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}")
+            raise ProviderError(
+                f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}",
+                err.status,
+                err.headers,
+            )
         await asyncio.sleep(delay)
         attempt += 1
 
@@ -142,9 +169,7 @@ async def sse_events(
     if signal is not None and signal.is_set():
         raise StreamAborted
     own_client = options.http_client is None
-    client: httpx.AsyncClient = options.http_client or httpx.AsyncClient(
-        timeout=httpx.Timeout(options.timeout_s), trust_env=False
-    )
+    client: httpx.AsyncClient = options.http_client or new_http_client(timeout_s=options.timeout_s)
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -247,7 +272,12 @@ async def drive(parser: WireParser, options: StreamOptions) -> AsyncIterator[dic
             yield out.error("", aborted=True)
     except ProviderError as exc:
         if not out.finished:
-            yield out.error(str(exc))
+            event = out.error(str(exc))
+            asked = retry_after_ms(exc.headers)
+            if asked is not None:
+                # The session's auto-retry waits this long (capped) instead of its own backoff.
+                out.message["retryAfterMs"] = asked
+            yield event
     except Exception as exc:  # a stream never raises: parse bugs and surprises become error events
         if not out.finished:
             yield out.error(f"{type(exc).__name__}: {exc}")

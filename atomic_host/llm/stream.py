@@ -17,6 +17,19 @@ Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"
 
 
+def _append(block: dict[str, Any], key: str, delta: str) -> None:
+    """``block[key] += delta`` in amortised O(len(delta)).
+
+    ``block[key] += delta`` copies the whole text on every delta (the dict still holds the old
+    string, so CPython cannot grow it in place): 100,000 deltas took 16 s. Taking the string out
+    first leaves the local the only reference, and ``+=`` then extends it in place.
+    """
+    text = block[key]
+    block[key] = ""
+    text += delta
+    block[key] = text
+
+
 class AssistantStream:
     """Builds one assistant message and the events describing its growth."""
 
@@ -61,7 +74,7 @@ class AssistantStream:
         return index, self._ev("text_start", contentIndex=index)
 
     def text_delta(self, index: int, delta: str) -> Event:
-        self.content[index]["text"] += delta
+        _append(self.content[index], "text", delta)
         return self._ev("text_delta", contentIndex=index, delta=delta)
 
     def text_end(self, index: int) -> Event:
@@ -73,7 +86,7 @@ class AssistantStream:
         return index, self._ev("thinking_start", contentIndex=index)
 
     def thinking_delta(self, index: int, delta: str) -> Event:
-        self.content[index]["thinking"] += delta
+        _append(self.content[index], "thinking", delta)
         return self._ev("thinking_delta", contentIndex=index, delta=delta)
 
     def thinking_end(self, index: int) -> Event:

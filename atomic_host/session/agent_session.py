@@ -476,14 +476,15 @@ class AgentSession:
                 summaries.schedule(self)
 
     async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
-        from atomic_host.agent.errors import is_context_overflow, is_retryable_error
+        from atomic_host.agent.errors import is_context_overflow, is_retryable_error, session_retry_delay_ms
 
         window = (self.model or {}).get("contextWindow", 0)
         retryable = is_retryable_error(failed) and not is_context_overflow(failed, window)
         settings = self.rt.settings
         if retryable and self.auto_retry and self.retry_attempt < settings.retry_max:
             self.retry_attempt += 1
-            delay = settings.retry_base_delay_ms * 2 ** (self.retry_attempt - 1)
+            cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)  # a server's retry-after, capped
+            delay = session_retry_delay_ms(failed, self.retry_attempt, settings.retry_base_delay_ms, cap_ms)
             self.emit(
                 {
                     "type": "auto_retry_start",

@@ -16,6 +16,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium"}
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+REFUSAL_MESSAGE = "The model refused to complete the request"
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -60,7 +61,9 @@ def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for b in msg.get("content") or []:
         kind = b.get("type")
-        if kind == "text" and b.get("text"):
+        if kind == "text" and (b.get("text") or "").strip():
+            # Anthropic rejects whitespace-only text blocks; adaptive thinking streams one ("\n\n")
+            # before the thinking block.
             blocks.append({"type": "text", "text": b["text"]})
         elif kind == "thinking":
             signature = b.get("thinkingSignature") or ""
@@ -241,12 +244,14 @@ class AnthropicParser(WireParser):
 
     def on_event(self, event: str, data: str) -> list[Event]:
         out = self.out
-        if event == "ping" or not data:
+        if event == "ping" or not data.strip():
             return []
         if event == "error":
-            return [out.error(data)]
+            return [out.error(data.strip())]
         payload = json.loads(data)
         kind = payload.get("type", event)
+        if kind == "error":  # the same error as a data-only frame (no ``event:`` line)
+            return [out.error(data.strip())]
         if kind == "message_start":
             message = payload.get("message") or {}
             if message.get("id"):
@@ -321,8 +326,11 @@ class AnthropicParser(WireParser):
         if raw in STOP_REASONS:
             return out.done(STOP_REASONS[raw], raw=raw)
         if raw == "refusal":
+            # Say that it is a refusal even when the explanation does not: clients show it, and a
+            # refusal is never auto-retried (semantics §6.4).
             explanation = (self.stop_details or {}).get("explanation")
-            return out.error(explanation or "The model refused to complete the request", raw=raw)
+            message = REFUSAL_MESSAGE + (f": {explanation}" if explanation else "")
+            return out.error(message, raw=raw)
         if raw == "sensitive":
             return out.error("Provider stopped with: sensitive", raw=raw)
         return out.error(f"Unhandled stop reason: {raw}", raw=raw)

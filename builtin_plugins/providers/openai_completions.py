@@ -10,6 +10,7 @@ from atomic_host.llm.context import clamp_max_tokens, text_of, transform_message
 from atomic_host.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.llm.stream import AssistantStream, Event
 from atomic_host.llm.types import StreamOptions
+from atomic_host.llm.wire_errors import error_object_text
 
 API = "openai-completions"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -22,6 +23,7 @@ FINISH_REASONS = {
     "tool_calls": "toolUse",
     "function_call": "toolUse",
 }
+PROMPT_FILTERED = "The provider's content filter blocked the prompt"
 # Hosts whose Chat Completions lack store / developer role / reasoning_effort (pi-ai detectCompat).
 _NON_STANDARD = ("deepseek", "x.ai", "mistral", "cerebras", "chutes", "z.ai", "bigmodel", "groq", "together")
 
@@ -195,6 +197,7 @@ class ChatParser(WireParser):
         self.tools: dict[Any, int] = {}  # tool-call key (index, else id) → contentIndex
         self.finish_reason: str | None = None
         self.reasoning_details: list[Any] = []
+        self.filtered: dict[str, list[str]] = {}  # "prompt"/"response" → content-filter categories that fired
 
     def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
         model, options, compat = self.model, self.options, self.compat
@@ -256,6 +259,20 @@ class ChatParser(WireParser):
             reasoning=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
         )
 
+    def _note_filters(self, results: Any, where: str) -> None:
+        """Remember the Azure content-filter categories marked ``filtered`` (for the error text)."""
+        if not isinstance(results, list):
+            return
+        for result in results:
+            filters = result.get("content_filter_results") if isinstance(result, dict) else None
+            if not isinstance(filters, dict):
+                continue
+            for category, verdict in filters.items():
+                if isinstance(verdict, dict) and verdict.get("filtered") is True:
+                    names = self.filtered.setdefault(where, [])
+                    if category not in names:
+                        names.append(category)
+
     def _switch(self, kind: str) -> list[Event]:
         """Close the current block unless it is of ``kind`` (text/thinking); open one if needed."""
         out = self.out
@@ -299,11 +316,12 @@ class ChatParser(WireParser):
         if data == "[DONE]":
             return self.finish()
         chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            return []
         if chunk.get("error"):
-            err = chunk["error"]
-            text = err.get("message") if isinstance(err, dict) else str(err)
-            code = err.get("code") if isinstance(err, dict) else None
-            return [out.error(f"{code}: {text}" if code else str(text))]
+            # A mid-stream error object: keep its type/code ("server_error" is what makes it retryable).
+            return [out.error(error_object_text(chunk["error"]))]
+        self._note_filters(chunk.get("prompt_filter_results"), "prompt")
         if chunk.get("id") and "responseId" not in out.message:
             out.message["responseId"] = chunk["id"]
         if chunk.get("model") and chunk["model"] != self.model.get("id"):
@@ -316,6 +334,7 @@ class ChatParser(WireParser):
         if not choices:
             return events
         choice = choices[0]
+        self._note_filters([choice], "response")
         delta = choice.get("delta") or {}
         for field in REASONING_FIELDS:
             text = delta.get(field)
@@ -326,9 +345,12 @@ class ChatParser(WireParser):
                 break
         if delta.get("reasoning_details"):
             self.reasoning_details.extend(delta["reasoning_details"])
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            events += self._switch("text")
-            events.append(out.text_delta(self.current, delta["content"]))  # type: ignore[arg-type]
+        # A refusal (Structured Outputs and safety answers) streams in ``delta.refusal`` instead of
+        # ``content``: it is the reply, so it becomes text like any other answer.
+        for field in ("content", "refusal"):
+            if isinstance(delta.get(field), str) and delta[field]:
+                events += self._switch("text")
+                events.append(out.text_delta(self.current, delta[field]))  # type: ignore[arg-type]
         for call in delta.get("tool_calls") or []:
             events += self._tool_delta(call)
         if choice.get("finish_reason"):
@@ -344,12 +366,19 @@ class ChatParser(WireParser):
         events = out.end_open_blocks()
         raw = self.finish_reason
         if raw is None:
+            if self.filtered.get("prompt") and not out.content:
+                # Azure blocked the prompt: not a broken stream (that would be retried), a refusal.
+                return [*events, out.error(f"{PROMPT_FILTERED} ({', '.join(self.filtered['prompt'])})")]
             if self.compat["supportsFinishReason"]:
                 return [*events, out.error("Stream ended without finish_reason")]
             return [*events, out.done("toolUse" if out.has_tool_calls() else "stop")]
         reason = FINISH_REASONS.get(raw)
         if reason is None:
-            return [*events, out.error(f"Provider finish_reason: {raw}", raw=raw)]
+            message = f"Provider finish_reason: {raw}"  # providers.md §1; classifiers never retry content_filter
+            categories = [*self.filtered.get("prompt", []), *self.filtered.get("response", [])]
+            if raw == "content_filter" and categories:
+                message += f" (filtered: {', '.join(categories)})"  # Azure says which filter fired
+            return [*events, out.error(message, raw=raw)]
         if reason == "stop" and out.has_tool_calls():
             reason = "toolUse"  # some local servers say "stop" after tool calls
         return [*events, out.done(reason, raw=raw)]

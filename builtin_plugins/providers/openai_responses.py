@@ -10,6 +10,7 @@ from atomic_host.llm.context import clamp_max_tokens, text_of, transform_message
 from atomic_host.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.llm.stream import AssistantStream, Event
 from atomic_host.llm.types import StreamOptions
+from atomic_host.llm.wire_errors import error_code, error_message
 
 API = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -104,6 +105,7 @@ class ResponsesParser(WireParser):
         super().__init__(AssistantStream(model, api=API))
         self.model, self.context, self.options = model, context, options
         self.slots: dict[int, int] = {}  # output_index → contentIndex
+        self.summary_parts: dict[int, int] = {}  # contentIndex → summary_index of the part being streamed
 
     def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
         model, options = self.model, self.options
@@ -204,12 +206,15 @@ class ResponsesParser(WireParser):
                 return []
             self.slots[payload.get("output_index", 0)] = idx
             return [ev]
+        if kind == "response.reasoning_summary_part.added":
+            idx = self._slot(payload)
+            return [] if idx is None else self._summary_part(idx, payload)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             idx = self._slot(payload)
-            return [] if idx is None else [out.thinking_delta(idx, payload.get("delta", ""))]
-        if kind == "response.reasoning_summary_part.done":
-            idx = self._slot(payload)
-            return [] if idx is None else [out.thinking_delta(idx, "\n\n")]
+            if idx is None:
+                return []
+            events = self._summary_part(idx, payload) if kind == "response.reasoning_summary_text.delta" else []
+            return [*events, out.thinking_delta(idx, payload.get("delta", ""))]
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             idx = self._slot(payload)
             return [] if idx is None else [out.text_delta(idx, payload.get("delta", ""))]
@@ -235,12 +240,24 @@ class ResponsesParser(WireParser):
         if kind == "response.failed":
             response = payload.get("response") or {}
             self._usage(response)
-            err = response.get("error") or {}
-            text = f"{err.get('code', 'unknown')}: {err.get('message', 'Response failed')}"
+            err = response.get("error")
+            text = f"{error_code(err)}: {error_message(err, 'Response failed')}"
             return [out.error(text, raw="failed")]
         if kind == "error":
-            return [out.error(f"Error Code {payload.get('code')}: {payload.get('message')}")]
+            # The service nests the fields under "error" (the API reference shows them flat).
+            err = payload.get("error") if isinstance(payload.get("error"), dict) else payload
+            return [out.error(f"Error Code {error_code(err)}: {error_message(err, 'Unknown error')}")]
         return []
+
+    def _summary_part(self, idx: int, payload: dict[str, Any]) -> list[Event]:
+        """A blank line between reasoning summary parts: sent when the next part starts, so the
+        thinking text does not end with one."""
+        part = payload.get("summary_index", 0)
+        previous = self.summary_parts.get(idx)
+        self.summary_parts[idx] = part
+        if previous is None or previous == part or not self.out.content[idx]["thinking"]:
+            return []
+        return [self.out.thinking_delta(idx, "\n\n")]
 
     def _item_done(self, payload: dict[str, Any]) -> list[Event]:
         out = self.out

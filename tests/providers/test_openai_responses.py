@@ -111,11 +111,11 @@ async def test_reasoning_text_and_function_call(sse_server: SSEServer) -> None:
         "thinking_start",
         "thinking_delta",
         "thinking_delta",
-        "thinking_delta",
+        "thinking_end",
     ]
     msg = final(events)
     thinking, text, call = msg["content"]
-    assert thinking["thinking"] == "Plan it.\n\n"
+    assert thinking["thinking"] == "Plan it."  # no blank line after the last summary part
     assert json.loads(thinking["thinkingSignature"])["encrypted_content"] == "gAAA"
     assert text == {"type": "text", "text": "Running it.", "textSignature": "msg_1"}
     assert call == {"type": "toolCall", "id": "call_9|fc_9", "name": "bash", "arguments": {"command": "ls"}}

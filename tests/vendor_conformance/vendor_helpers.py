@@ -1,0 +1,91 @@
+"""Shared helpers of the vendor-conformance tests: fixture replies, models.json, event filters.
+
+The fixtures under ``fixtures/`` are the project's own, written from what streams recorded from the
+real Anthropic, OpenAI Chat Completions and OpenAI Responses APIs show (event names, nesting, error
+objects, padding, framing). Replies are served by the tests' SSE server in 5-byte pieces, so UTF-8
+characters and SSE frames are split across reads as they are on a real connection.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures"
+PIECE = 5
+QUIET = {"sessionSummary": {"enabled": False}}  # no background summary request takes a queued reply
+FAST_RETRY: dict[str, Any] = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 50}, **QUIET}
+NO_RETRY: dict[str, Any] = {"retry": {"enabled": False}, **QUIET}
+APIS = {"anthropic": "anthropic-messages", "openai_chat": "openai-completions", "openai_responses": "openai-responses"}
+
+
+def _load_sse_server() -> Any:
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load_sse_server()
+
+
+def fixture(path: str) -> bytes:
+    """The bytes of ``fixtures/<path>`` (``"anthropic/refusal.sse"``)."""
+    return (FIXTURES / path).read_bytes()
+
+
+def pieces(data: bytes, size: int = PIECE) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def stream_reply(path: str, size: int = PIECE) -> Any:
+    """A 200 ``text/event-stream`` reply with the fixture's bytes, ``size`` bytes per write."""
+    return sse.Reply(chunks=pieces(fixture(path), size))
+
+
+def error_reply(status: int, path: str, headers: dict[str, str] | None = None) -> Any:
+    """An HTTP error reply whose body is the fixture, byte for byte."""
+    return sse.Reply(status=status, body=fixture(path).decode("utf-8"), headers=dict(headers or {}))
+
+
+def models_json(base_url: str, api: str, **model: Any) -> str:
+    """models.json with one provider ``vendor`` (model ``m1``, overridable fields) for ``api``."""
+    entry = {"id": "m1", "reasoning": True, "contextWindow": 200000, "maxTokens": 32000, **model}
+    entry.setdefault("cost", {"input": 1, "output": 2})
+    provider = {"baseUrl": base_url, "api": api, "apiKey": "fixture-key-123", "models": [entry]}
+    return json.dumps({"providers": {"vendor": provider}})
+
+
+def write_models(agent_dir: Path, base_url: str, api: str, **model: Any) -> None:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(models_json(base_url, api, **model))
+
+
+def of_type(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == type_]
+
+
+def assistants(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Final assistant messages (``message_end``) in event order."""
+    return [e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant"]
+
+
+def tool_results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "toolResult"]
+
+
+def blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [b for b in message.get("content") or [] if b.get("type") == kind]
+
+
+def text_of(message: dict[str, Any]) -> str:
+    return "".join(b.get("text", "") for b in blocks(message, "text"))
