@@ -24,6 +24,7 @@ ZERO_USAGE = empty_usage()
 
 
 _DELTA_OF_END = {"text_end": "text_delta", "thinking_end": "thinking_delta", "toolcall_end": "toolcall_delta"}
+_DELTAS = frozenset(_DELTA_OF_END.values())
 
 
 class _UpdateEmitter:
@@ -47,8 +48,11 @@ class _UpdateEmitter:
             return
         etype = event.get("type")
         index = event.get("contentIndex")
-        if etype in _DELTA_OF_END.values() and isinstance(event.get("delta"), str):
-            _kind, masker = self.maskers.setdefault(index, (etype, secrets.stream()))
+        if etype in _DELTAS and isinstance(event.get("delta"), str):
+            entry = self.maskers.get(index)
+            if entry is None:
+                entry = self.maskers[index] = (etype, secrets.stream())
+            masker = entry[1]
             self.partial = event.get("partial")
             text = masker.feed(event["delta"])
             if text:
