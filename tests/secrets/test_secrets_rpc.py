@@ -301,7 +301,7 @@ async def test_json_mode_stdout_is_masked(tmp_path: Path) -> None:
     assert_nowhere(key, stdout=out, stderr=err)
 
 
-def test_sqlite_store_has_no_credential_in_any_column(tmp_path: Path) -> None:
+def test_sqlite_rows_helper_reads_every_table(tmp_path: Path) -> None:
     """Guard for the helper itself: sqlite_rows really reads every table."""
     db = tmp_path / "x.db"
     con = sqlite3.connect(db)
