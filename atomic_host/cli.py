@@ -99,6 +99,9 @@ def parse_options(argv: list[str]) -> tuple[Options, argparse.Namespace]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from atomic_host.secrets import install_stdio
+
+    install_stdio()  # every later write to sys.stdout/sys.stderr masks known credentials
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
         from atomic_host import subcommands

@@ -34,6 +34,10 @@ class Runtime:
         self.options = options
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
+        from atomic_host.models.registry import register_startup_credentials
+
+        # Before any plugin loads: a plugin may print a key at import time.
+        register_startup_credentials(self.agent_dir, os.environ, options.api_key)
         self.out = out or Output()
         self.ui = RpcUI(self.out, has_ui=options.mode == "rpc")
         self.api = ExtensionAPI(self)

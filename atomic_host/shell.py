@@ -28,6 +28,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
+from atomic_host import secrets
 from atomic_host.tempdirs import new_private_file, session_temp_dir
 from atomic_host.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
 
@@ -324,7 +325,22 @@ async def run_shell(
     loop = asyncio.get_running_loop()
     eof: dict[str, asyncio.Future[None]] = {}
 
+    def deliver(channel: str, text: str) -> None:
+        if text:
+            tail.append(text)
+            if on_chunk is not None:
+                try:
+                    on_chunk(channel, text)
+                except Exception:
+                    pass  # a broken listener must not stop the command
+
+    # Known credentials are masked here, at the source of every shell output (deltas, the recorded
+    # result, the full-output log); a key split across two reads is held back until it is whole.
+    maskers = {"stdout": secrets.stream(), "stderr": secrets.stream()}
+
     def reader(channel: str, fd: int, fut: asyncio.Future[None], san: Sanitizer) -> Callable[[], None]:
+        masker = maskers[channel]
+
         def on_ready() -> None:
             try:
                 data = os.read(fd, READ_SIZE)
@@ -332,14 +348,8 @@ async def run_shell(
                 return
             except OSError:
                 data = b""
-            text = san.feed(data, final=not data)
-            if text:
-                tail.append(text)
-                if on_chunk is not None:
-                    try:
-                        on_chunk(channel, text)
-                    except Exception:
-                        pass  # a broken listener must not stop the command
+            text = masker.feed(san.feed(data, final=not data))
+            deliver(channel, (text + masker.flush()) if not data else text)
             if not data:
                 loop.remove_reader(fd)
                 if not fut.done():
@@ -386,6 +396,8 @@ async def run_shell(
                 loop.remove_reader(pipe.fileno())
             pipe.close()
         proc.poll()
+    for channel, masker in maskers.items():  # pipes closed before EOF (abort, timeout, background children)
+        deliver(channel, masker.flush())
     tr = tail.finish()
     exit_code = None if (cancelled or timed_out) else proc.returncode
     return ShellResult(

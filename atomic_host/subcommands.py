@@ -123,6 +123,7 @@ def export_session(opts: Options, args: list[str]) -> int:
     from builtin_plugins.export_html import default_export_path, render_html
 
     rt = _runtime(opts)
+    _ = rt.models  # registers models.json credentials too (env and auth.json ones are known already)
     try:
         session = open_session_ref(rt.store, args[0])
     except Exception as exc:

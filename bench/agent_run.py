@@ -1,6 +1,9 @@
 """Bench: prompt → agent_end for a 200-delta reply streamed by a local SSE server (OpenAI chat format).
 
-    python bench/agent_run.py [runs]
+    python bench/agent_run.py [runs] [--with-secrets]
+
+``--with-secrets`` gives the host three credentials to mask (a models.json key and two provider env
+vars), so every event pays for masking; without it the host knows none.
 
 Prints medians: the whole run as seen by an RPC client, the server's own streaming time (the same
 SSE body consumed by a bare httpx client), and their difference = host overhead per run.
@@ -36,6 +39,8 @@ def _load(name: str, path: Path) -> Any:
 sse = _load("sse_server", ROOT / "tests" / "providers" / "sse_server.py")
 
 DELTAS = 200
+WITH_SECRETS = "--with-secrets" in sys.argv
+BENCH_SECRETS = {"OPENAI_API_KEY": "sk-proj-bench-Lq8Zx2Wm7Pv4Nk1Rt9", "ANTHROPIC_API_KEY": "sk-ant-api03-bench-Hd6Yc3"}
 
 
 def reply() -> list[str]:
@@ -85,10 +90,12 @@ async def host_run_ms(server: Any, runs: int) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "agent").mkdir()
-        providers = {"local": {"baseUrl": server.base_url, "api": "openai-completions", "apiKey": "dummy",
+        key = "sk-local-bench-Vb5Qm9Xz3Kw7" if WITH_SECRETS else "dummy"
+        providers = {"local": {"baseUrl": server.base_url, "api": "openai-completions", "apiKey": key,
                                "models": [{"id": "m1"}]}}  # fmt: skip
         (root / "agent" / "models.json").write_text(json.dumps({"providers": providers}))
-        async with start_host("--model", "local/m1", "--no-session", base=root) as host:
+        env = BENCH_SECRETS if WITH_SECRETS else None
+        async with start_host("--model", "local/m1", "--no-session", base=root, env=env) as host:
             client = host.client
             for i in range(runs + 2):  # two warm-up runs (imports, connection pool)
                 server.enqueue(reply())
@@ -115,7 +122,7 @@ async def faux_run_ms(runs: int) -> tuple[list[float], int]:
     this is the host's own cost (prompt pipeline, loop, events, stdout) plus the client's parsing."""
     text = " ".join(f"tok{i}" for i in range(640))  # faux streams 3-5 tokens per delta: ~200 deltas
     out, deltas = [], 0
-    async with start_host("--no-session") as host:
+    async with start_host("--no-session", env=BENCH_SECRETS if WITH_SECRETS else None) as host:
         client = host.client
         for i in range(runs + 2):
             host.faux.push(text)
@@ -165,7 +172,8 @@ def serve(replies: int) -> None:
 
 
 async def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    args = [a for a in sys.argv[1:] if a != "--with-secrets"]
+    runs = int(args[0]) if args else 20
     server = ServerProcess(2 * runs + 2)
     try:
         raw = await raw_stream_ms(server, runs)

@@ -15,6 +15,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from atomic_host import secrets
+
 _IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 _CSS = """
@@ -161,7 +163,8 @@ def render_html(header: dict[str, Any], entries: list[dict[str, Any]], leaf_id: 
         )
     )
     body = "\n".join(filter(None, (_entry(e) for e in branch)))
-    return (
+    # Masked as a whole (raw and HTML-escaped forms): the session may predate its credentials.
+    return secrets.mask(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
         "style-src 'unsafe-inline'\">"

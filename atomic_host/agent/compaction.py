@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host import secrets
+
 if TYPE_CHECKING:
     from atomic_host.session.agent_session import AgentSession
 
@@ -421,7 +423,8 @@ def _write_backup(agent: AgentSession, label: str) -> str | None:
 
     try:
         with open(path, "wb") as fh:
-            fh.write(b"".join(encode_line(record) for record in [session.header, *session.entries]))
+            # Masked again: entries of a session written before its credentials were known.
+            fh.write(b"".join(encode_line(secrets.mask_obj(r)) for r in [session.header, *session.entries]))
     except OSError:
         return None
     return path

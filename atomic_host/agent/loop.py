@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from atomic_host import secrets
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
 from atomic_host.llm.complete import assistant_message, failed
@@ -23,16 +24,57 @@ ZERO_USAGE = empty_usage()
 """Read-only: the usage sent while a provider has reported none."""
 
 
+_DELTA_OF_END = {"text_end": "text_delta", "thinking_end": "thinking_delta", "toolcall_end": "toolcall_delta"}
+_DELTAS = frozenset(_DELTA_OF_END.values())
+
+
 class _UpdateEmitter:
     """Turns provider events into ``message_update`` lines. ``usage`` changes a few times per
-    message while deltas arrive hundreds of times, so its JSON is encoded once per change."""
+    message while deltas arrive hundreds of times, so its JSON is encoded once per change.
+
+    Once the host knows a credential, each content block's deltas go through a
+    :class:`~atomic_host.secrets.StreamMasker`: a credential split across two deltas is held back
+    until it can be masked whole, so the joined deltas equal the masked text of ``message_end``."""
 
     def __init__(self, emit: Any) -> None:
         self.emit = emit
         self.usage_key: tuple[Any, ...] = ()
         self.usage_json = ""
+        self.maskers: dict[Any, tuple[str, secrets.StreamMasker]] = {}
+        self.partial: dict[str, Any] | None = None
 
     def send(self, event: dict[str, Any]) -> None:
+        if not secrets.active():
+            self._send(event)
+            return
+        etype = event.get("type")
+        index = event.get("contentIndex")
+        if etype in _DELTAS and isinstance(event.get("delta"), str):
+            entry = self.maskers.get(index)
+            if entry is None:
+                entry = self.maskers[index] = (etype, secrets.stream())
+            masker = entry[1]
+            self.partial = event.get("partial")
+            text = masker.feed(event["delta"])
+            if text:
+                self._send({**event, "delta": text})
+            return
+        if etype in _DELTA_OF_END:
+            self._release(index)
+        self._send(event)
+
+    def flush(self) -> None:
+        """Release every held-back tail (the stream ended without closing its blocks)."""
+        for index in list(self.maskers):
+            self._release(index)
+
+    def _release(self, index: Any) -> None:
+        kind, masker = self.maskers.pop(index, ("", None))
+        rest = masker.flush() if masker is not None else ""
+        if rest:
+            self._send({"type": kind, "contentIndex": index, "delta": rest, "partial": self.partial})
+
+    def _send(self, event: dict[str, Any]) -> None:
         partial = event.get("partial") or {}
         usage = partial.get("usage") or ZERO_USAGE
         key = (
@@ -84,9 +126,12 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
                     updates.send(event)
         except Exception as exc:  # a provider broke its "never raises" contract
             final = failed(f"Provider error: {exc}", model)
+        updates.flush()
         if final is None:
             final = failed("Provider stream ended without a terminal event", model)
     final = {k: v for k, v in final.items() if k != "partial"}
+    if isinstance(final.get("errorMessage"), str):  # a provider that builds its own error messages
+        final["errorMessage"] = secrets.mask(final["errorMessage"])
     if final.get("stopReason") == "pending":
         final["stopReason"] = "error"
     emit({"type": "message_end", "message": final})

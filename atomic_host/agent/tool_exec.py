@@ -7,6 +7,7 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
+from atomic_host import secrets
 from atomic_host.agent.oversized import persist_if_oversized
 from atomic_host.api import ToolCallDecision, ToolCallEvent, ToolResultEvent
 from atomic_host.tools import ToolContext, ToolError, ToolResult
@@ -88,7 +89,18 @@ async def call_tool(
                 patch.get("details", result.details),
                 bool(patch.get("is_error", patch.get("isError", result.is_error))),
             )
-    return result
+    return mask_result(result)
+
+
+def mask_result(result: ToolResult) -> ToolResult:
+    """The result with known credentials masked (the same object when clean): a tool that runs
+    ``env`` or reads ``auth.json`` must not record or send the keys back to the model."""
+    if not secrets.active():
+        return result
+    content, details = secrets.mask_obj(result.content), secrets.mask_obj(result.details)
+    if content is result.content and details is result.details:
+        return result
+    return ToolResult(content, details, result.is_error)
 
 
 async def _nested_call(

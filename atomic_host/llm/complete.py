@@ -6,6 +6,7 @@ import contextlib
 import time
 from typing import Any
 
+from atomic_host import secrets
 from atomic_host.llm.types import StreamFn, StreamOptions
 from atomic_host.llm.usage import empty_usage
 
@@ -25,7 +26,7 @@ def assistant_message(model: dict[str, Any] | None, stop_reason: str, error: str
         "timestamp": int(time.time() * 1000),
     }
     if error is not None:
-        message["errorMessage"] = error
+        message["errorMessage"] = secrets.mask(error)
     return message
 
 

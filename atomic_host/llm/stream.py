@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from atomic_host import secrets
 from atomic_host.llm.json_parse import parse_streaming_json
 from atomic_host.llm.usage import calculate_cost, empty_usage
 
@@ -177,7 +178,9 @@ class AssistantStream:
         self._json.clear()
         reason = "aborted" if aborted else "error"
         self.message["stopReason"] = reason
-        self.message["errorMessage"] = ABORTED_MESSAGE if aborted and not message else message
+        # Error text quotes server bodies, and proxies echo request headers: mask the credentials here,
+        # where every adapter's error is built, so the message is clean wherever it goes next.
+        self.message["errorMessage"] = ABORTED_MESSAGE if aborted and not message else secrets.mask(message)
         if raw is not None:
             self.message["rawStopReason"] = raw
         return {"type": "error", "reason": reason, "error": self.message, "partial": self.message}

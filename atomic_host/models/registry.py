@@ -11,6 +11,10 @@ API-key order for a provider (providers.md §2 "API keys"):
 A provider is *configured* (its models are *available*) when one of these yields a value or it is
 ``always_authenticated``. Keyless local servers (ollama, llama.cpp, vLLM) declared in models.json
 therefore need a dummy ``"apiKey"`` (e.g. ``"ollama"``) to show up as available.
+
+Every credential the registry learns is registered with :mod:`atomic_host.secrets` so the host
+masks it in everything it writes: at load (env vars, auth.json keys and OAuth tokens, models.json
+``apiKey``/``headers`` literals and ``$VAR`` values) and when a ``!command`` runs at request time.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atomic_host import secrets
 from atomic_host.llm.types import ApiImpl, ProviderInfo
 from atomic_host.models import values
 from atomic_host.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
@@ -51,7 +56,53 @@ KNOWN_ENV_KEYS: dict[str, tuple[str, ...]] = {
     "huggingface": ("HF_TOKEN",),
 }
 MODELS_JSON_PLUGIN = "models.json"
+CREDENTIAL_ONLY_ENV_KEYS = ("ANTHROPIC_AUTH_TOKEN",)
+"""Credentials in the environment that are not API keys (a gateway bearer): masked, never resolved."""
 AuthStatus = dict[str, Any]
+
+
+def register_env_credentials(env: Mapping[str, str], names: Any) -> None:
+    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name."""
+    for name in names:
+        secrets.register(env.get(name), name)
+
+
+def register_reference_values(value: str, env: Mapping[str, str]) -> None:
+    """Register the env vars a ``$VAR`` config value refers to (``env`` output shows them bare)."""
+    if "$" in value and not values.is_command(value):
+        register_env_credentials(env, values.env_refs(value))
+
+
+def register_auth_records(auth: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Register every stored credential: api_key records (``$VAR`` resolved; ``!commands`` only when
+    they run) and OAuth access and refresh tokens."""
+    for provider, record in auth.items():
+        if not isinstance(record, dict):
+            continue
+        label = f"auth.json:{provider}"
+        if record.get("type") == "oauth":
+            secrets.register(record.get("access"), f"{label}:access")
+            secrets.register(record.get("refresh"), f"{label}:refresh")
+            continue
+        key = record.get("key")
+        if not isinstance(key, str) or values.is_command(key):
+            continue
+        extra = record.get("env") if isinstance(record.get("env"), dict) else {}
+        scope = {**env, **{k: str(v) for k, v in extra.items()}}
+        register_reference_values(key, scope)
+        secrets.register(values.interpolate(key, scope), label)
+
+
+def register_startup_credentials(agent_dir: Path, env: Mapping[str, str], cli_api_key: str | None) -> None:
+    """What can be known before any plugin loads (a plugin may print at import): ``--api-key``,
+    the well-known provider env vars and the stored credentials in ``<agent_dir>/auth.json``."""
+    secrets.register(cli_api_key, "--api-key")
+    register_env_credentials(env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
+    register_env_credentials(env, CREDENTIAL_ONLY_ENV_KEYS)
+    try:
+        register_auth_records(read_auth(Path(agent_dir) / "auth.json"), env)
+    except AuthFileError:
+        pass  # reported by the registry when it loads
 
 
 @dataclass
@@ -101,6 +152,32 @@ class ModelRegistry:
                 upsert(entry.models, normalize_model(raw, info.id, info.api, info.base_url))
         for pid, cfg in configs.items():
             self._apply_config(pid, cfg)
+        self._register_credentials(configs)
+
+    def _register_credentials(self, configs: dict[str, ProviderConfig]) -> None:
+        """Tell :mod:`atomic_host.secrets` every credential known without running a command."""
+        secrets.register(self.cli_api_key, "--api-key")
+        register_env_credentials(self.env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
+        register_env_credentials(self.env, CREDENTIAL_ONLY_ENV_KEYS)
+        for pid in self._providers:
+            register_env_credentials(self.env, self._env_keys(pid))
+        register_auth_records(self._auth, self.env)
+        for pid, cfg in configs.items():
+            if cfg.api_key:
+                self._register_config_value(cfg.api_key, f"models.json:{pid}")
+            header_sets = [cfg.headers, *(m.get("headers") for m in cfg.models),
+                           *(o.get("headers") for o in cfg.overrides.values() if isinstance(o, dict))]
+            for headers in header_sets:
+                for name, value in (headers or {}).items():
+                    if isinstance(value, str):
+                        self._register_config_value(value, f"models.json:{pid}:{name}")
+
+    def _register_config_value(self, value: str, label: str) -> None:
+        """A models.json value: literal and ``$VAR`` ones now; ``!commands`` when they run."""
+        if values.is_command(value):
+            return
+        register_reference_values(value, self.env)
+        secrets.register(values.interpolate(value, self.env), label)
 
     def _apply_config(self, pid: str, cfg: ProviderConfig) -> None:
         entry = self._providers.get(pid)
@@ -186,19 +263,25 @@ class ModelRegistry:
         return entry.config.api_key if entry and entry.config else None
 
     def resolve_api_key(self, provider: str) -> str | None:
-        """The API key to send for ``provider`` (runs ``!commands``), or None."""
+        """The API key to send for ``provider`` (runs ``!commands``), or None. The key is registered
+        with :mod:`atomic_host.secrets` before it is returned, so it is masked wherever it is echoed."""
         if self._cli_applies(provider):
             return self.cli_api_key
         record = self._auth.get(provider)
         secret = record_secret(record)
         if secret is not None:
-            return self._resolve_stored(provider, record, secret)
+            key = self._resolve_stored(provider, record, secret)
+            secrets.register(key, f"auth.json:{provider}")
+            return key
         for var in self._env_keys(provider):
             if self.env.get(var):
+                secrets.register(self.env[var], var)
                 return self.env[var]
         raw = self._models_json_key(provider)
         # models.json commands run at request time, uncached.
-        return values.resolve_value(raw, self.env) if raw else None
+        key = values.resolve_value(raw, self.env) if raw else None
+        secrets.register(key, f"models.json:{provider}")
+        return key
 
     def _resolve_stored(self, provider: str, record: dict[str, Any], secret: str) -> str | None:
         if record.get("type") == "oauth":
@@ -236,6 +319,7 @@ class ModelRegistry:
         """Store an API key for ``provider`` in auth.json (0600, atomic); returns the new status."""
         if not key:
             raise ValueError("API key must not be empty")
+        secrets.register(key, f"auth.json:{provider}")
         data = read_auth(self.auth_path)
         data[provider] = {"type": "api_key", "key": key}
         write_auth(self.auth_path, data)
@@ -314,6 +398,9 @@ class ModelRegistry:
             resolved = values.resolve_value(value, self.env)
             if resolved:
                 headers[name] = resolved
+                if values.is_command(value) or "$" in value:  # resolved config: a credential by default
+                    register_reference_values(value, self.env)
+                    secrets.register(resolved, f"header:{model.get('provider', '')}:{name}")
         if entry and entry.config and entry.config.auth_header:
             key = self.resolve_api_key(entry.info.id)
             if key:

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from atomic_host import secrets
+
 _EOF = None
 
 
@@ -150,16 +152,17 @@ class Output:
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     def send(self, record: dict[str, Any], line: str | None = None) -> None:
-        """Write one record. ``line`` is its JSON when the caller already encoded it (hot path)."""
+        """Write one record. ``line`` is its JSON when the caller already encoded it (hot path).
+
+        Known credentials are masked in the line (and in the record listeners see)."""
+        if secrets.active():
+            record, line = self._masked(record, line)
         for listener in self.listeners:
             listener(record)
         if self.closed:
             return
         if line is None:
-            try:
-                line = dumps(record)
-            except (TypeError, ValueError) as exc:
-                line = self._unencodable(record, exc)
+            line = self._encode(record)
         data = (line + "\n").encode()
         view = memoryview(data)
         try:
@@ -175,6 +178,23 @@ class Output:
                 view = view[n:]
         except BrokenPipeError:
             self.closed = True
+
+    def _encode(self, record: dict[str, Any]) -> str:
+        try:
+            return dumps(record)
+        except (TypeError, ValueError) as exc:
+            return self._unencodable(record, exc)
+
+    def _masked(self, record: dict[str, Any], line: str | None) -> tuple[dict[str, Any], str]:
+        line = self._encode(record) if line is None else line
+        masked = secrets.mask_json(line)
+        if masked is line:
+            return record, line
+        try:
+            return json.loads(masked), masked
+        except (ValueError, RecursionError):  # JSON syntax inside a value matched across a string; a deep tree
+            clean = secrets.mask_obj(record)
+            return clean, self._encode(clean)
 
     @staticmethod
     def _unencodable(record: dict[str, Any], exc: Exception) -> str:

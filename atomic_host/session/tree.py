@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
+from atomic_host import secrets
 from atomic_host.session.ids import ms_from_iso, new_entry_id, now_iso
 
 
@@ -160,7 +161,9 @@ class Session:
         return self.append_entry(entry)
 
     def append_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """Append a fully formed entry (id, parentId, timestamp already set)."""
+        """Append a fully formed entry (id, parentId, timestamp already set). Known credentials are
+        masked first (a copy; the caller's dict is left alone), so no store ever persists one."""
+        entry = secrets.mask_obj(entry)
         if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
             raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
         previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
