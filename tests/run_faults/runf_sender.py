@@ -13,6 +13,7 @@ import json
 from atomic_host import SlashCommand, Tool, ToolResult, hookimpl
 
 _armed: list[tuple[str, dict]] = []
+_tasks: set[asyncio.Future] = set()  # keeps scheduled user prompts alive until they finish
 _gate: asyncio.Event | None = None
 
 
@@ -76,5 +77,7 @@ def on_event(event, api) -> None:
             del _armed[i]
             result = _send(api, spec)  # send_message acts at once: no await needed in a sync hook
             if spec.get("kind") == "user":
-                asyncio.ensure_future(result)
+                task = asyncio.ensure_future(result)
+                _tasks.add(task)
+                task.add_done_callback(_tasks.discard)
             return
