@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from agent_helpers import of_type, text_of
@@ -213,7 +214,7 @@ async def test_idle_deliveries_interrupt_trigger_turn_and_append() -> None:
             "custom:a1", "custom:a2", "custom:a3",
         ]  # fmt: skip
         state = await c.get_state()
-        entries = [json.loads(line) for line in open(state["sessionLocation"]).read().splitlines()]
+        entries = [json.loads(line) for line in Path(state["sessionLocation"]).read_text().splitlines()]
         a2 = next(e for e in entries if e["type"] == "custom_message" and e["content"] == "a2")
         assert a2["display"] is False and a2["details"] == {"k": 1} and a2["customType"] == "runf"
         assert len(host.faux_calls()) == 3
