@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from atomic_host.options import Options
     from atomic_host.runtime import Runtime
     from atomic_host.tools import Tool, ToolResult
@@ -131,7 +133,7 @@ class ExtensionAPI:
         s = self._rt.session
         return bool(s and s.is_streaming)
 
-    async def send_message(
+    def send_message(
         self,
         custom_type: str,
         content: str | list[dict[str, Any]],
@@ -141,9 +143,19 @@ class ExtensionAPI:
         trigger_turn: bool = False,
         deliver_as: str | None = None,
         exclude_from_context: bool = False,
-    ) -> None:
-        """Add a custom message to the conversation (see semantics §5.3 ``sendMessage``)."""
-        await self._rt.require_session().send_custom_message(
+    ) -> Awaitable[None]:
+        """Add a custom message to the conversation (semantics §5.3 ``sendMessage``).
+
+        ``deliver_as``: ``"steer"`` / ``"followUp"`` (how to queue it while the agent streams;
+        steering by default), ``"nextTurn"`` (delivered after the user message of the next prompt),
+        ``"interrupt"`` (abort the running run, then run with this message). When idle,
+        ``trigger_turn=True`` starts a run with it; otherwise it is appended at once.
+
+        It acts immediately, so synchronous hooks such as ``on_event`` may call it without
+        awaiting. The returned awaitable may be awaited: for an ``interrupt`` it resolves once the
+        aborted run has ended and the new one has started. A bad ``deliver_as`` raises ValueError.
+        """
+        return self._rt.require_session().send_custom_message(
             custom_type,
             content,
             display=display,
@@ -153,9 +165,12 @@ class ExtensionAPI:
             exclude_from_context=exclude_from_context,
         )
 
-    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> None:
-        """Send a prompt as if the user typed it (source ``extension``)."""
-        await self._rt.require_session().submit_extension_prompt(text, deliver_as)
+    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
+        """Send a prompt as if the user typed it, literally (no slash commands, no templates;
+        ``input`` hooks see source ``extension``). While the agent streams, ``deliver_as``
+        (``"steer"`` / ``"followUp"``) queues it; without it the prompt is refused with the
+        "Agent is already processing" error. Returns the disposition (started | queued | handled)."""
+        return await self._rt.require_session().submit_extension_prompt(text, deliver_as)
 
     def append_entry(self, custom_type: str, data: Any = None) -> dict[str, Any]:
         """Append a ``custom`` entry (never sent to the model) and emit ``entry_appended``."""

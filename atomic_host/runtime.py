@@ -48,6 +48,9 @@ class Runtime:
         project = Path(self.cwd) / ".atomic" / "settings.json" if self.trusted else None
         self.settings = global_settings if project is None else Settings(global_settings.global_path, project)
         self.plugins = PluginHost(self.extension_error)
+        self.plugins.hook_timeout_s = self.settings.int("hookTimeoutMs", 30000) / 1000
+        self.plugins.waiting_on_user = lambda: bool(self.ui.pending)
+        self.watchdog: Any = None
         self.tools = ToolRegistry(self.extension_error)
         self.commands = CommandRegistry()
         self.providers: list[ProviderInfo] = []
@@ -253,9 +256,13 @@ class Runtime:
         return self.session
 
     async def start(self) -> None:
+        from atomic_host.plugins.watchdog import DEFAULT_STALL_MS, start_watchdog
         from atomic_host.session.agent_session import AgentSession
 
         self.load_plugins()
+        self.watchdog = start_watchdog(
+            self.settings.int("loopStallMs", DEFAULT_STALL_MS), lambda: self.plugins.module_owners
+        )
         self.session = await AgentSession.open_initial(self)
         await self.plugins.acall_each("host_start", api=self.api)
         if self.options.watch or self.settings.bool("watchExtensions", False):
@@ -265,6 +272,8 @@ class Runtime:
         """stdin closed: cancel bash requests, stop the run, tell plugins, exit cleanly."""
         if self.watch_task is not None:
             self.watch_task.cancel()
+        if self.watchdog is not None:
+            self.watchdog.stop()
         self.ui.cancel_all()
         if self.session is not None:
             await self.session.close(reason="quit")

@@ -78,7 +78,7 @@ async def manual_compact(agent: AgentSession) -> dict[str, Any]:
         job.task.cancel()
         await asyncio.gather(job.task, return_exceptions=True)
     if agent.is_streaming:
-        await agent.abort(continue_queued=False)
+        await agent.abort()
     agent.require_model()
     job = agent.compaction_job
     if job is not None and not job.task.done():  # another manual request started while we waited

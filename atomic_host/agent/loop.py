@@ -6,6 +6,7 @@ after each turn's whole tool batch; follow-ups only when the loop would otherwis
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from atomic_host import secrets
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
 from atomic_host.llm.complete import assistant_message, failed
+from atomic_host.llm.stream import ABORTED_MESSAGE
 from atomic_host.llm.types import StreamOptions
 from atomic_host.llm.usage import empty_usage
 from atomic_host.rpc.io import dumps
@@ -41,9 +43,11 @@ class _UpdateEmitter:
         self.usage_key: tuple[Any, ...] = ()
         self.usage_json = ""
         self.maskers: dict[Any, tuple[str, secrets.StreamMasker]] = {}
-        self.partial: dict[str, Any] | None = None
+        self.partial: dict[str, Any] = {}
+        """The newest partial message: what an abort that had to cancel the stream keeps."""
 
     def send(self, event: dict[str, Any]) -> None:
+        self.partial = event.get("partial") or self.partial
         if not secrets.active():
             self._send(event)
             return
@@ -54,7 +58,6 @@ class _UpdateEmitter:
             if entry is None:
                 entry = self.maskers[index] = (etype, secrets.stream())
             masker = entry[1]
-            self.partial = event.get("partial")
             text = masker.feed(event["delta"])
             if text:
                 self._send({**event, "delta": text})
@@ -113,6 +116,7 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
         context = agent.llm_context(system_prompt)
         options = agent.stream_options()
         updates = _UpdateEmitter(emit)
+        agent.in_provider_stream = True
         try:
             async with contextlib.aclosing(stream_fn(model, context, options)) as events:
                 async for event in events:
@@ -124,8 +128,17 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
                         final = event.get("error") or event.get("partial")
                         break
                     updates.send(event)
+        except asyncio.CancelledError:
+            if not agent.cancelled_for_abort:
+                raise
+            # abort() cancelled a stream that ignored the signal: end the message as aborted.
+            agent.cancelled_for_abort = False
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            final = {**failed(ABORTED_MESSAGE, model, "aborted"), "content": updates.partial.get("content", [])}
         except Exception as exc:  # a provider broke its "never raises" contract
             final = failed(f"Provider error: {exc}", model)
+        finally:
+            agent.in_provider_stream = False
         updates.flush()
         if final is None:
             final = failed("Provider stream ended without a terminal event", model)
@@ -139,12 +152,18 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
     return final
 
 
-async def run_agent(agent: AgentSession, new_messages: list[dict[str, Any]], system_prompt: str | None) -> None:
-    """One run: agent_start, turns until the model stops, agent_end."""
+async def run_agent(
+    agent: AgentSession,
+    new_messages: list[dict[str, Any]],
+    system_prompt: str | None,
+    poll_steering_first: bool = True,
+) -> None:
+    """One run: agent_start, turns until the model stops, agent_end. Steering queued before the run
+    is polled at its start and delivered after ``new_messages``, before the first model call."""
     emit = agent.emit
     run_messages: list[dict[str, Any]] = []
     emit({"type": "agent_start"})
-    pending = new_messages
+    pending = [*new_messages, *agent.poll_steering()] if poll_steering_first else new_messages
     while True:
         emit({"type": "turn_start"})
         for message in pending:
@@ -170,6 +189,9 @@ async def run_agent(agent: AgentSession, new_messages: list[dict[str, Any]], sys
                 agent.record_message(result)
                 run_messages.append(result)
         emit({"type": "turn_end", "message": assistant, "toolResults": results})
+        # One event-loop pass per turn, before polling: a provider that answers without ever
+        # suspending must not starve the RPC reader (get_state, abort, clear_queue).
+        await asyncio.sleep(0)
         if agent.abort_signal.is_set():
             break
         pending = agent.poll_steering()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,14 @@ from atomic_host.api import ToolCallDecision, ToolCallEvent, ToolResultEvent
 from atomic_host.tools import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from atomic_host.session.agent_session import AgentSession
+
+ABORT_GRACE_S = 1.0
+"""After an abort, how long a tool call may take to end on its own (bash kills its process group
+and answers "Command aborted") before it is cancelled."""
+ABORTED_TEXT = "Tool execution was aborted"
 
 
 def _validation_message(exc: Exception) -> str:
@@ -103,6 +111,35 @@ def mask_result(result: ToolResult) -> ToolResult:
     return ToolResult(content, details, result.is_error)
 
 
+async def until_aborted(
+    agent: AgentSession, name: str, call: Coroutine[Any, Any, ToolResult], signal: asyncio.Event
+) -> ToolResult:
+    """Run one tool call (hooks and handler), but never longer than the abort allows: a call that
+    has not ended ``ABORT_GRACE_S`` after the signal is cancelled and answers ``ABORTED_TEXT``,
+    also when it ignores the cancellation (it is then left behind, never awaited)."""
+    task = asyncio.ensure_future(call)
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+    tool = agent.rt.tools.get(name)
+    owner = (tool.source_path or tool.plugin) if tool is not None else "?"
+    print(f"atomic: tool {name} ({owner}) did not stop on abort; cancelled it", file=sys.stderr)
+    if task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()
+    return ToolResult.text(ABORTED_TEXT, is_error=True)
+
+
 async def _nested_call(
     agent: AgentSession, name: str, args: dict[str, Any], signal: asyncio.Event
 ) -> ToolResult:
@@ -140,7 +177,8 @@ async def execute_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -
                 }
             )
 
-        result = await call_tool(agent, name, args, call_id, agent.abort_signal, on_update)
+        signal = agent.abort_signal
+        result = await until_aborted(agent, name, call_tool(agent, name, args, call_id, signal, on_update), signal)
         result = persist_if_oversized(agent, agent.rt.tools.get(name), call_id, result)
         emit(
             {

@@ -2,11 +2,13 @@
 
 Every plugin is loaded on its own (a failure is recorded and reported, the rest load), and every
 hook implementation is called on its own (an exception is reported as ``extension_error`` naming
-the plugin, the hook and the error; the other implementations still run).
+the plugin, the hook and the error; the other implementations still run). An async implementation
+also gets a time bound (``hook_timeout_s``): past it, it is cancelled, skipped and reported the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -27,6 +29,8 @@ ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""
 
 _module_counter = itertools.count(1)
+DEFAULT_HOOK_TIMEOUT_S = 30.0
+_TIMED_OUT = object()
 
 
 @dataclass
@@ -91,6 +95,13 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
         self.on_error = on_error
+        self.hook_timeout_s = DEFAULT_HOOK_TIMEOUT_S
+        """Longest an async hook implementation may take (0: unbounded); the host sets it from settings."""
+        self.waiting_on_user: Callable[[], bool] = lambda: False
+        """True while an extension UI dialog waits for the client: that time does not count."""
+        self.module_owners: dict[str, str] = {}
+        """Plugin module name → extensionPath. Replaced, never mutated, so another thread (the loop
+        watchdog) can read it without a lock."""
 
     # --- loading ---
 
@@ -106,6 +117,9 @@ class PluginHost:
         record.module = module
         record.status = "loaded"
         record.error = None
+        name = getattr(module, "__name__", None)
+        if isinstance(name, str):
+            self.module_owners = {**self.module_owners, name: record.path}
 
     def _fail(self, record: PluginRecord, phase: str, exc: BaseException) -> None:
         record.status = "failed"
@@ -212,6 +226,7 @@ class PluginHost:
             self.pm.unregister(name=name)
         if record and record.module is not None:
             sys.modules.pop(record.module.__name__, None)
+            self.module_owners = {k: v for k, v in self.module_owners.items() if k != record.module.__name__}
             record.module = None
 
     def replace_file(self, path: Path, api: Any = None) -> PluginRecord | None:
@@ -273,18 +288,49 @@ class PluginHost:
             yield impl.plugin_name, result
 
     async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Like :meth:`call_each` but awaits async implementations."""
+        """Like :meth:`call_each` but awaits async implementations, each within ``hook_timeout_s``."""
         results = []
         for impl in self.impls(hook_name):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
                 if inspect.isawaitable(result):
-                    result = await result
+                    result = await self._bounded(impl, hook_name, result)
+                    if result is _TIMED_OUT:
+                        continue
             except Exception as exc:
                 self.report(impl, hook_name, exc)
                 continue
             results.append((impl.plugin_name, result))
         return results
+
+    async def _bounded(self, impl: pluggy.HookImpl, hook_name: str, awaitable: Any) -> Any:
+        """Await one implementation; past the time bound cancel it and report it (``_TIMED_OUT``).
+
+        It runs as its own task, so one that swallows the cancellation is left behind instead of
+        holding the host. Time spent while a UI dialog waits for the user does not count.
+        """
+        timeout = self.hook_timeout_s
+        if not timeout or timeout <= 0:
+            return await awaitable
+        task = asyncio.ensure_future(awaitable)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+                if done:
+                    return task.result()
+                if not self.waiting_on_user():
+                    break
+                deadline = loop.time() + timeout
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        task.cancel()
+        message = f"timed out after {round(timeout * 1000)} ms; skipped"
+        print(f"atomic: {impl.plugin_name} {hook_name} {message}", file=sys.stderr)
+        self.on_error(self._path_of(impl), hook_name, message)
+        return _TIMED_OUT
 
     def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -6,6 +6,8 @@ import asyncio
 import os
 import sys
 import threading
+from collections.abc import Coroutine
+from typing import Any
 
 from atomic_host.options import Options
 
@@ -59,8 +61,36 @@ async def serve(opts: Options) -> int:
     return await server.serve()
 
 
+EXIT_GRACE_S = 2.0
+"""At exit, how long tasks left running get to finish after being cancelled."""
+
+
+def run_until_done(main: Coroutine[Any, Any, int]) -> int:
+    """``asyncio.run``, except that a task which ignores cancellation at exit (plugin code the host
+    had to abandon: a tool or hook that swallows ``CancelledError``) cannot keep the process alive."""
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=EXIT_GRACE_S))
+                stuck = [t for t in left if not t.done()]
+                if stuck:
+                    print(f"atomic: {len(stuck)} task(s) ignored cancellation at exit; leaving them", file=sys.stderr)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
 def run_rpc(opts: Options) -> int:
-    code = asyncio.run(serve(opts))
+    code = run_until_done(serve(opts))
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 143):

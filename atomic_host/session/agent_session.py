@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from atomic_host.runtime import Runtime
     from atomic_host.session.tree import Session
 
+DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
+ABORT_GRACE_S = 1.0
+"""How long abort lets a provider stream end on its own before cancelling it."""
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 DEFAULT_SYSTEM_PROMPT = """\
 You are an expert coding assistant. You work in the user's project through the tools below.
@@ -54,9 +57,17 @@ class AgentSession:
         self.thinking_level = "off"
         self._messages: list[dict[str, Any]] | None = []
         self._context_branch: list[dict[str, Any]] = []
-        self.steering: list[tuple[str, dict[str, Any]]] = []
-        self.follow_up: list[tuple[str, dict[str, Any]]] = []
+        # The loop's two queues, in delivery order. ``text`` is what queue_update lists for a queued
+        # user message; custom messages from extensions are queued with ``text=None``: they are
+        # delivered like the others but never listed (clients show queued *user* input).
+        self._steering_queue: list[tuple[str | None, dict[str, Any]]] = []
+        self._follow_up_queue: list[tuple[str | None, dict[str, Any]]] = []
+        self.next_turn: list[dict[str, Any]] = []
+        """Custom messages sent with ``deliverAs: "nextTurn"``: they ride with the next prompt."""
         self.paused = False
+        self.queue_held = False
+        """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
+        self._abort_count = 0
         self.steering_mode = rt.settings.steering_mode
         self.follow_up_mode = rt.settings.follow_up_mode
         self.auto_retry = rt.settings.retry_enabled
@@ -66,7 +77,8 @@ class AgentSession:
         self.retry_attempt = 0
         self.retry_wait: asyncio.Task[None] | None = None
         self.deferred_bash: list[dict[str, Any]] = []
-        self.stopped_by_abort = False
+        self.in_provider_stream = False
+        self.cancelled_for_abort = False
         self.recovery_report: dict[str, Any] | None = None
         self.summary_task: asyncio.Task[None] | None = None
         self._temp_dir: str | bool | None = False
@@ -199,8 +211,7 @@ class AgentSession:
     def deliver_message(self, message: dict[str, Any]) -> None:
         """A user/custom message enters the run: events, dequeue, persistence."""
         self.emit({"type": "message_start", "message": message})
-        if message.get("role") == "user":
-            self._dequeue_text(message_text(message))
+        self._dequeue(message)
         self.emit({"type": "message_end", "message": message})
         self.record_message(message)
 
@@ -295,10 +306,16 @@ class AgentSession:
     # --- prompting ---
 
     async def prompt(
-        self, text: str, images: list[dict[str, Any]] | None, behavior: str | None, source: str = "rpc"
+        self,
+        text: str,
+        images: list[dict[str, Any]] | None,
+        behavior: str | None,
+        source: str = "rpc",
+        literal: bool = False,
     ) -> str:
-        """The prompt pipeline of semantics §3.1; returns the disposition."""
-        if text.startswith("/"):
+        """The prompt pipeline of semantics §3.1; returns the disposition. ``literal`` (extension
+        prompts): no slash-command dispatch, no template or skill expansion."""
+        if text.startswith("/") and not literal:
             name, _, args = text[1:].partition(" ")
             command = self.rt.commands.get(name)
             if command is not None and not command.is_expansion:
@@ -312,7 +329,8 @@ class AgentSession:
         if result is None:
             return "handled"
         text, images = result
-        text = self.expand_command(text)
+        if not literal:
+            text = self.expand_command(text)
         if self.is_streaming:
             if behavior not in ("steer", "followUp"):
                 raise CommandFailed(BUSY)
@@ -321,8 +339,7 @@ class AgentSession:
         self.flush_deferred_bash()
         self.require_model()
         await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
-        self.stopped_by_abort = False
-        messages = [make_user_message(text, images)]
+        extra: list[dict[str, Any]] = []
         system_prompt = None
         for _plugin, res in await self.rt.plugins.acall_each(
             "before_agent_start",
@@ -331,8 +348,15 @@ class AgentSession:
         ):
             if isinstance(res, dict):
                 system_prompt = res.get("system_prompt") or res.get("systemPrompt") or system_prompt
-                messages += [_custom(m) for m in res.get("messages", [])]
-        self.start_drive(messages, system_prompt)
+                extra += [_custom(m) for m in res.get("messages", [])]
+        if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
+            self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
+            return "queued"
+        # user message, then nextTurn custom messages, then before_agent_start ones (semantics §3.1.10);
+        # the run's first steering poll adds what was queued before (and held by an abort).
+        next_turn, self.next_turn = self.next_turn, []
+        self.queue_held = False
+        self.start_drive([make_user_message(text, images), *next_turn, *extra], system_prompt)
         return "started"
 
     async def queue_message(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> str:
@@ -353,8 +377,8 @@ class AgentSession:
         text, images = result
         text = self.expand_command(text)
         self._enqueue(kind, text, images)
-        if not self.is_streaming and self.messages and not self.stopped_by_abort and not self.paused:
-            self.start_drive(self.next_queued(), None)
+        if not self.is_streaming and self.messages and not self.queue_held and not self.paused:
+            self.start_drive(self.next_queued(), None, poll_steering_first=False)
         return "queued"
 
     async def apply_input_hooks(
@@ -397,14 +421,15 @@ class AgentSession:
             print(f"atomic: command /{command.name} failed: {exc}", file=sys.stderr)
             self.rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
 
-    async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> None:
-        behavior = {"steer": "steer", "followUp": "followUp"}.get(deliver_as or "")
-        if self.is_streaming:
-            self._enqueue(behavior or "followUp", text, None)
-        else:
-            await self.prompt(text, None, behavior, source="extension")
+    async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
+        """``api.send_user_message``: a literal prompt with source ``extension`` (semantics §5.3).
+        While streaming, ``deliver_as`` (steer | followUp) says how to queue it; without it the
+        prompt is refused like any other (the BUSY error)."""
+        if deliver_as not in (None, "steer", "followUp"):
+            raise ValueError(f"deliver_as must be 'steer' or 'followUp', got {deliver_as!r}")
+        return await self.prompt(text, None, deliver_as, source="extension", literal=True)
 
-    async def send_custom_message(
+    def send_custom_message(
         self,
         custom_type: str,
         content: Any,
@@ -414,7 +439,19 @@ class AgentSession:
         trigger_turn: bool,
         deliver_as: str | None,
         exclude_from_context: bool,
-    ) -> None:
+    ) -> asyncio.Future[None]:
+        """``api.send_message`` (semantics §5.3 sendMessage). Acts at once, so synchronous hooks
+        (``on_event``) can call it; the returned future is done, except for an ``interrupt`` of a
+        running run, where it resolves once the aborted run has ended and the new one started.
+
+        - ``nextTurn``: held, and delivered after the user message of the next prompt;
+        - ``interrupt``: abort the running run (the queues are kept and held), then run with it;
+        - streaming: queued, as steering unless ``deliver_as == "followUp"``;
+        - idle with ``trigger_turn``: a run starts with it;
+        - idle otherwise: appended (message_start/end, persisted as ``custom_message``).
+        """
+        if deliver_as not in DELIVERIES:
+            raise ValueError(f"deliver_as must be one of {', '.join(sorted(DELIVERIES - {None}))}, got {deliver_as!r}")
         message = {
             "role": "custom",
             "customType": custom_type,
@@ -426,13 +463,38 @@ class AgentSession:
             message["details"] = details
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if self.is_streaming:
-            self._enqueue_message("followUp" if deliver_as == "followUp" else "steer", message)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        if deliver_as == "nextTurn":
+            self.next_turn.append(message)
+        elif deliver_as == "interrupt":
+            self.require_model()
+            if self.is_streaming:
+                return asyncio.ensure_future(self._interrupt(message))
+            self.start_drive([message], None)
+        elif self.is_streaming:
+            self._enqueue_message("followUp" if deliver_as == "followUp" else "steer", message, None)
         elif trigger_turn:
             self.require_model()
             self.start_drive([message], None)
         else:
             self.deliver_message(message)
+        return done
+
+    async def _interrupt(self, message: dict[str, Any]) -> None:
+        """Stop the running run like ``abort`` does, then start one that delivers ``message``."""
+        aborts = self._abort_count
+        task = self.drive_task
+        self._signal_abort()
+        if task is not None:
+            await asyncio.shield(task)
+        if self.rt.session is not self:
+            return  # the session was replaced meanwhile
+        if self._abort_count != aborts or self.is_streaming:
+            # A client abort (or another run) came in between: keep the message queued, not lost.
+            self._enqueue_message("steer", message, None)
+            return
+        self.start_drive([message], None)
 
     def append_custom_entry(self, custom_type: str, data: Any) -> dict[str, Any]:
         entry = self.session.append("custom", customType=custom_type, data=data)
@@ -441,18 +503,24 @@ class AgentSession:
 
     # --- the run driver: runs, auto-retry, queued continuations ---
 
-    def start_drive(self, messages: list[dict[str, Any]], system_prompt: str | None) -> None:
+    def start_drive(
+        self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool = True
+    ) -> None:
+        """Start a run with ``messages``. ``poll_steering_first=False`` when they were just taken
+        from the steering queue (they stay listed until delivered, so a first poll would repeat them)."""
         if self.rt.pending_reload:
             self.rt.apply_pending_reloads()
         self.abort_signal = asyncio.Event()
         self.overflow_recovered = False  # compaction: a new turn may recover from overflow once
-        self.drive_task = asyncio.create_task(self._drive(messages, system_prompt))
+        self.drive_task = asyncio.create_task(self._drive(messages, system_prompt, poll_steering_first))
 
-    async def _drive(self, messages: list[dict[str, Any]], system_prompt: str | None) -> None:
+    async def _drive(
+        self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool
+    ) -> None:
         try:
             while True:
-                await run_agent(self, messages, system_prompt)
-                messages = []
+                await run_agent(self, messages, system_prompt, poll_steering_first)
+                messages, poll_steering_first = [], True
                 if self.abort_signal.is_set():
                     break
                 if await _compaction().after_run(self):  # compaction: overflow compacted, continue
@@ -460,19 +528,24 @@ class AgentSession:
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
                     continue
-                if self.abort_signal.is_set():  # abort during the retry delay: abort() resumes the queue
+                if self.abort_signal.is_set():  # abort during the retry delay: the queue stays held
                     break
+                await asyncio.sleep(0)  # between runs too: a run that never suspended must not starve the reader
                 if self.rt.pending_reload:
                     self.rt.apply_pending_reloads()
-                messages = self.next_queued()
+                messages, poll_steering_first = self.next_queued(), False
                 if not messages:
                     break
         except Exception as exc:  # a bug in the loop must not kill the host
             print(f"atomic: agent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.emit({"type": "agent_end", "messages": []})
         finally:
+            # Settled: from here on the session is idle, also for plugins that react to agent_settled
+            # (a send_message from on_event then appends or starts a new run instead of queueing).
+            if self.drive_task is asyncio.current_task():
+                self.drive_task = None
             self.emit({"type": "agent_settled"})
-            if not self.abort_signal.is_set():
+            if not self.abort_signal.is_set() and self.drive_task is None:
                 summaries.schedule(self)
 
     async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
@@ -531,19 +604,30 @@ class AgentSession:
         if self.retry_wait is not None:
             self.retry_wait.cancel()
 
-    async def abort(self, continue_queued: bool = True) -> None:
-        """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
+    def _signal_abort(self) -> None:
+        """Ask the running run to stop: retry delay, provider stream, tools, automatic compaction.
+        The queues are kept and held: nothing queued runs until the next prompt (semantics §3.4)."""
         self.abort_signal.set()
         self.abort_retry()
         _compaction().cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
+        if self.is_streaming:
+            self.queue_held = True
+
+    async def abort(self) -> None:
+        """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
+        self._abort_count += 1
         task = self.drive_task
+        self._signal_abort()
         if task is None or task.done():
             return  # nothing running: a no-op
-        self.stopped_by_abort = True
+        done, _ = await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+        if not done and self.in_provider_stream:
+            # A provider stream that ignores the abort signal: cancel it (stream_assistant turns
+            # the cancellation into the aborted assistant message and the run ends normally).
+            print("atomic: provider stream ignored abort; cancelling it", file=sys.stderr)
+            self.cancelled_for_abort = True
+            task.cancel()
         await asyncio.shield(task)
-        # Queued messages survive an abort and are delivered afterwards (clear_queue first to drop them).
-        if continue_queued and (self.steering or self.follow_up) and not self.paused and self.model:
-            self.start_drive(self.next_queued(), None)
 
     async def wait_idle(self) -> None:
         while self.drive_task is not None and not self.drive_task.done():
@@ -552,52 +636,60 @@ class AgentSession:
     # --- queues ---
 
     def _enqueue(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> None:
-        self._enqueue_message(kind, make_user_message(text, images))
+        message = make_user_message(text, images)
+        self._enqueue_message(kind, message, message_text(message))
 
-    def _enqueue_message(self, kind: str, message: dict[str, Any]) -> None:
-        queue = self.steering if kind == "steer" else self.follow_up
-        queue.append((message_text(message), message))
-        self.emit_queue()
+    def _enqueue_message(self, kind: str, message: dict[str, Any], text: str | None) -> None:
+        queue = self._steering_queue if kind == "steer" else self._follow_up_queue
+        queue.append((text, message))
+        if text is not None:
+            self.emit_queue()
+
+    @property
+    def steering(self) -> list[str]:
+        """Queued steering texts, as listed in ``queue_update``."""
+        return [t for t, _ in self._steering_queue if t is not None]
+
+    @property
+    def follow_up(self) -> list[str]:
+        """Queued follow-up texts, as listed in ``queue_update``."""
+        return [t for t, _ in self._follow_up_queue if t is not None]
 
     def emit_queue(self) -> None:
-        self.emit(
-            {
-                "type": "queue_update",
-                "steering": [t for t, _ in self.steering],
-                "followUp": [t for t, _ in self.follow_up],
-            }
-        )
+        self.emit({"type": "queue_update", "steering": self.steering, "followUp": self.follow_up})
 
-    def _dequeue_text(self, text: str) -> None:
-        for queue in (self.steering, self.follow_up):
-            for i, (queued, _m) in enumerate(queue):
-                if queued == text:
+    def _dequeue(self, message: dict[str, Any]) -> None:
+        """A queued message is being delivered: take it off its queue (by identity: a prompt
+        with the same text as a queued one must not remove that one)."""
+        for queue in (self._steering_queue, self._follow_up_queue):
+            for i, (text, queued) in enumerate(queue):
+                if queued is message:
                     del queue[i]
-                    self.emit_queue()
+                    if text is not None:
+                        self.emit_queue()
                     return
 
-    def _poll(self, queue: list[tuple[str, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
-        if self.paused or not queue:
+    def _poll(self, queue: list[tuple[str | None, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
+        if self.paused or self.queue_held or not queue:
             return []
         items = queue if mode == "all" else queue[:1]
-        # Texts stay listed until their message_start is processed (then _dequeue_text removes them).
+        # Messages stay queued until their message_start is processed (then _dequeue removes them).
         return [m for _t, m in items]
 
     def poll_steering(self) -> list[dict[str, Any]]:
-        return self._poll(self.steering, self.steering_mode)
+        return self._poll(self._steering_queue, self.steering_mode)
 
     def poll_follow_up(self) -> list[dict[str, Any]]:
-        return self._poll(self.follow_up, self.follow_up_mode)
+        return self._poll(self._follow_up_queue, self.follow_up_mode)
 
     def next_queued(self) -> list[dict[str, Any]]:
         """What a new turn delivers from the queue: steering first, else follow-ups."""
         return self.poll_steering() or self.poll_follow_up()
 
-
     def clear_queue(self) -> dict[str, list[str]]:
-        data = {"steering": [t for t, _ in self.steering], "followUp": [t for t, _ in self.follow_up]}
-        self.steering.clear()
-        self.follow_up.clear()
+        data = {"steering": self.steering, "followUp": self.follow_up}
+        self._steering_queue.clear()
+        self._follow_up_queue.clear()
         self.emit_queue()
         return data
 
@@ -723,7 +815,7 @@ class AgentSession:
         """Stop the run and tell plugins this session is going away."""
         summaries.cancel(self)
         if self.is_streaming:
-            await self.abort(continue_queued=False)
+            await self.abort()
         event = HookEvent("session_shutdown", {"reason": reason})
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
 

@@ -62,9 +62,9 @@ async def test_abort_mid_text(agent_host: Any) -> None:
         assert persisted["stopReason"] == "aborted" and text_of(persisted) == partial
 
 
-async def test_abort_mid_tool_keeps_queue_and_delivers_it(agent_host: Any) -> None:
+async def test_abort_mid_tool_keeps_queue_until_next_prompt(agent_host: Any) -> None:
     async with agent_host() as host:
-        host.faux.push({"content": [bash_call("sleep 10", "slow")]}, "handled the steer")
+        host.faux.push({"content": [bash_call("sleep 10", "slow")]}, "handled both")
         n0 = len(host.client.events)
         await host.client.prompt("work")
         await host.client.wait_for_event("tool_execution_start", after=n0)
@@ -79,19 +79,18 @@ async def test_abort_mid_tool_keeps_queue_and_delivers_it(agent_host: Any) -> No
         entries = (await host.client.get_entries())["entries"]
         results = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult"]
         assert "Command aborted" in text_of(results[0])
-        # The queued steer survives the abort and is delivered afterwards in a new run.
-        await host.client.wait_for_event(
-            lambda e: e["type"] == "message_end" and e["message"]["role"] == "assistant"
-            and text_of(e["message"]) == "handled the steer", after=n0, timeout=10,
-        )  # fmt: skip
-        await host.client.wait_for_idle(after=len(host.client.events) - 1)
-        texts = [
-            text_of(e["message"])
-            for e in of_type(host.client.events[n0:], "message_start")
-            if e["message"]["role"] == "user"
-        ]
-        assert texts == ["work", "keep me"]
-        assert kinds(host.client.events[n0:]).count("agent_start") == 2
+        # The queued steer survives the abort but starts nothing by itself (semantics §3.4) ...
+        state = await host.client.get_state()
+        assert state["pendingMessageCount"] == 1 and not state["isStreaming"]
+        assert kinds(host.client.events[n0:]).count("agent_start") == 1
+        # ... the next prompt delivers it, after the prompt's own message, before one model call.
+        n1 = len(host.client.events)
+        run = await host.client.prompt_and_wait("next")
+        texts = [text_of(e["message"]) for e in of_type(run, "message_start") if e["message"]["role"] == "user"]
+        assert texts == ["next", "keep me"]
+        assert kinds(host.client.events[n1:]).count("turn_start") == 1
+        assert text_of(of_type(run, "message_end")[-1]["message"]) == "handled both"
+        assert (await host.client.get_state())["pendingMessageCount"] == 0
 
 
 async def test_abort_when_idle_is_a_noop_success(agent_host: Any) -> None:

@@ -1,0 +1,11 @@
+"""Lets the tests here import ``runf_helpers`` and the shared ``agent_helpers`` (test dirs are not
+packages)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "agent"))
+sys.path.insert(0, str(HERE))
