@@ -181,8 +181,8 @@ def session_retry_delay_ms(message: dict[str, Any], attempt: int, base_delay_ms:
     """
     backoff = base_delay_ms * 2 ** max(0, attempt - 1)
     asked = message.get("retryAfterMs")
-    if not isinstance(asked, int | float) or isinstance(asked, bool) or asked < 0:
-        return backoff
+    if not isinstance(asked, int | float) or isinstance(asked, bool) or not 0 <= asked < float("inf"):
+        return backoff  # absent, negative, NaN or infinite: the server's wish is unusable
     asked = int(asked)
     if cap_ms > 0:
         asked = min(asked, cap_ms)
