@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_host.commands import SlashCommand
-    from atomic_host.tools import Tool
+    from atomic_host.contract.commands import SlashCommand
+    from atomic_host.contract.tools import Tool
 
 Reporter = Callable[[str, str, str], None]
 

@@ -21,7 +21,7 @@ from atomic_host.rpc.ui import RpcUI
 from atomic_host.settings import Settings
 
 if TYPE_CHECKING:
-    from atomic_host.llm.types import ApiImpl, ProviderInfo
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.models.registry import ModelRegistry
     from atomic_host.session.agent_session import AgentSession
     from atomic_host.session.store.base import SessionStore
@@ -103,7 +103,7 @@ class Runtime:
 
     def collect(self, record: PluginRecord) -> None:
         """Run one plugin's contribution hooks and file what it registered under its name."""
-        from atomic_host.llm.types import ApiImpl, ProviderInfo
+        from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
         name, path = record.name, record.path
         for _plugin, _ in self.plugins.call_each(

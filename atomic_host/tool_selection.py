@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from atomic_host.contract.tools import Tool
     from atomic_host.runtime import Runtime
-    from atomic_host.tools import Tool
 
 BUILTIN_DEFAULTS = ("read", "bash", "kill", "edit", "write", "find", "search", "ask_user_question", "todo")
 NEEDS_USER = frozenset({"ask_user_question"})

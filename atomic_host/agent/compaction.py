@@ -207,7 +207,7 @@ async def _run(agent: AgentSession, reason: str, failed: dict[str, Any] | None, 
 
 
 def _answer(outcome: Outcome) -> dict[str, Any]:
-    from atomic_host.rpc.server import CommandFailed
+    from atomic_host.contract.errors import HostError as CommandFailed
 
     if outcome.result is not None:
         return outcome.result
@@ -310,23 +310,23 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
     }
     if backup:
         result["backupPath"] = backup
-    from atomic_host.api import HookEvent
+    from atomic_host.contract.events import SessionCompactEvent
 
-    event = HookEvent("session_compact", {"reason": reason, "result": result})
+    event = SessionCompactEvent(reason, result)
     await agent.rt.plugins.acall_each("session_compact", event=event, api=agent.rt.api)
     return result
 
 
 async def _hook(agent: AgentSession, reason: str, prep: Any, params: Any) -> str | None:
     """``session_before_compact``: cancel (raises) or supply the compacted text; None = no opinion."""
-    from atomic_host.api import Cancel, HookEvent
+    from atomic_host.contract.events import SessionBeforeCompactEvent
+    from atomic_host.contract.results import Cancel
 
     plugins = agent.rt.plugins
     if not plugins.has_impls("session_before_compact"):
         return None
-    event = HookEvent(
-        "session_before_compact",
-        {
+    event = SessionBeforeCompactEvent(
+        **{
             "reason": reason,
             "lines": list(prep.lines),
             "protected": sorted(prep.protected),

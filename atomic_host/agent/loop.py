@@ -10,8 +10,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
+from atomic_host.contract.providers import StreamOptions
 from atomic_host.llm.complete import assistant_message, failed
-from atomic_host.llm.types import StreamOptions
 from atomic_host.llm.usage import empty_usage
 from atomic_host.rpc.io import dumps
 

@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from atomic_host.contract.tools import ToolResult
 from atomic_host.tempdirs import _ensure_private_dir, sanitize_id
-from atomic_host.tools import ToolResult
 
 if TYPE_CHECKING:
+    from atomic_host.contract.tools import Tool
     from atomic_host.session.agent_session import AgentSession
-    from atomic_host.tools import Tool
 
 DEFAULT_MAX_CHARS = 50_000
 PREVIEW_BYTES = 2000

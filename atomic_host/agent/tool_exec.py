@@ -8,8 +8,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.oversized import persist_if_oversized
-from atomic_host.api import ToolCallDecision, ToolCallEvent, ToolResultEvent
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
+from atomic_host.contract.results import ToolCallDecision
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from atomic_host.session.agent_session import AgentSession

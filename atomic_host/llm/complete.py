@@ -6,7 +6,7 @@ import contextlib
 import time
 from typing import Any
 
-from atomic_host.llm.types import StreamFn, StreamOptions
+from atomic_host.contract.providers import StreamFn, StreamOptions
 from atomic_host.llm.usage import empty_usage
 
 

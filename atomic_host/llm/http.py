@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
 
 MAX_ERROR_BODY = 4000
 OPEN = ("__open__", "")

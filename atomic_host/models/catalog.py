@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from atomic_host.llm.types import ProviderInfo
+from atomic_host.contract.providers import ProviderInfo
 
 PLUGIN_NAME = "builtin_plugins.catalog"
 

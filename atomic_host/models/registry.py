@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomic_host.llm.types import ApiImpl, ProviderInfo
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
 from atomic_host.models import values
 from atomic_host.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
 from atomic_host.models.models_json import (

@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.api import HookEvent
+from atomic_host.contract.events import UserBashEvent
 
 if TYPE_CHECKING:
     from atomic_host.runtime import Runtime
@@ -23,7 +23,7 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
     req_id = cmd.get("id")
     command: str = cmd["command"]
     for _plugin, result in await rt.plugins.acall_each(
-        "user_bash", event=HookEvent("user_bash", {"command": command}), api=rt.api
+        "user_bash", event=UserBashEvent(command), api=rt.api
     ):
         if isinstance(result, dict) and "output" in result:
             return result

@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.api import Cancel, HookEvent
+from atomic_host.contract.events import EVENT_TYPES
+from atomic_host.contract.results import Cancel
 from atomic_host.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ class Handlers:
         return {"commands": commands}
 
     async def on_get_command_completions(self, cmd: Cmd) -> Any:
-        from atomic_host.tools import resolve
+        from atomic_host.contract.tools import resolve
 
         command = self.rt.commands.get(str(cmd["commandName"]).lstrip("/"))
         if command is None or command.completions is None:
@@ -259,7 +260,7 @@ class Handlers:
 
     async def _before(self, hook: str, **data: Any) -> bool:
         """True when a plugin cancelled (first cancel wins)."""
-        event = HookEvent(hook, data)
+        event = EVENT_TYPES[hook](**data)
         for _plugin, result in await self.rt.plugins.acall_each(hook, event=event, api=self.rt.api):
             if isinstance(result, Cancel) or (isinstance(result, dict) and result.get("cancel")):
                 return True

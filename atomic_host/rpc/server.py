@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
 from atomic_host.rpc.io import Output, open_stdin_lines
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -63,14 +64,6 @@ NO_FIELDS = frozenset(
     }
 )
 """Commands without required fields skip schema validation (keeps the first response fast)."""
-
-
-class CommandFailed(Exception):
-    """Raise in a handler for a ``success:false`` response with extra keys (``errorCode``, …)."""
-
-    def __init__(self, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.extra = extra
 
 
 NO_DATA = object()

@@ -9,13 +9,20 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.loop import make_stream_options, run_agent
-from atomic_host.api import HookEvent, InputResult
-from atomic_host.rpc.server import CommandFailed
+from atomic_host.contract.errors import HostError as CommandFailed
+from atomic_host.contract.events import (
+    BeforeAgentStartEvent,
+    InputEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    SystemPromptEvent,
+)
+from atomic_host.contract.results import InputResult
 from atomic_host.session import summaries
 from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.llm.types import StreamOptions
+    from atomic_host.contract.providers import StreamOptions
     from atomic_host.runtime import Runtime
     from atomic_host.session.tree import Session
 
@@ -173,7 +180,7 @@ class AgentSession:
         return next((m for m in available if m["provider"] != "faux"), None)
 
     async def fire_session_start(self, reason: str, previous: str | None = None) -> None:
-        event = HookEvent("session_start", {"reason": reason, "previous_session_file": previous})
+        event = SessionStartEvent(reason, previous)
         await self.rt.plugins.acall_each("session_start", event=event, api=self.rt.api)
 
     # --- events and messages ---
@@ -220,7 +227,7 @@ class AgentSession:
             lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
             lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
         if self.rt.plugins.has_impls("system_prompt"):
-            event = HookEvent("system_prompt", {"tools": [t.name for t in tools]})
+            event = SystemPromptEvent([t.name for t in tools])
             for _plugin, section in self.rt.plugins.call_each("system_prompt", event=event, api=self.rt.api):
                 if isinstance(section, str) and section.strip():
                     lines += ["", section.strip()]
@@ -326,7 +333,7 @@ class AgentSession:
         system_prompt = None
         for _plugin, res in await self.rt.plugins.acall_each(
             "before_agent_start",
-            event=HookEvent("before_agent_start", {"prompt": text, "images": images}),
+            event=BeforeAgentStartEvent(text, images),
             api=self.rt.api,
         ):
             if isinstance(res, dict):
@@ -363,7 +370,7 @@ class AgentSession:
         """Chain ``input`` hooks: None when one handled the input, else the (transformed) text/images."""
         if not self.rt.plugins.has_impls("input"):
             return text, images
-        event = HookEvent("input", {"text": text, "images": images, "source": source, "kind": kind})
+        event = InputEvent(text, images, source, kind)
         for _plugin, res in await self.rt.plugins.acall_each("input", event=event, api=self.rt.api):
             if isinstance(res, InputResult):
                 if res.action == "handled":
@@ -723,7 +730,7 @@ class AgentSession:
         summaries.cancel(self)
         if self.is_streaming:
             await self.abort(continue_queued=False)
-        event = HookEvent("session_shutdown", {"reason": reason})
+        event = SessionShutdownEvent(reason)
         await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
 
 

@@ -49,7 +49,7 @@ def faux_enabled(api: Any) -> bool:
 
 @hookimpl
 def register_providers(register: Any, api: Any) -> None:
-    from atomic_host.llm.types import ApiImpl, ProviderInfo
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
     for name, target in APIS.items():
         register(ApiImpl(api=name, stream=target))

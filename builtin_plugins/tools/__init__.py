@@ -90,7 +90,7 @@ OPT_IN = frozenset({"ls"})
 
 def make_tools() -> list[object]:
     """The Tool objects, in registration order."""
-    from atomic_host.tools import Tool
+    from atomic_host.contract.tools import Tool
 
     return [
         Tool(

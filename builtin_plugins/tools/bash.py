@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 
 DEFAULT_TIMEOUT = 300
 MAX_TIMEOUT = 3600

@@ -6,7 +6,7 @@ import pluggy
 import pytest
 
 from atomic_host import PROJECT_NAME, hookspec
-from atomic_host.llm.types import ProviderInfo
+from atomic_host.contract.providers import ProviderInfo
 from atomic_host.models.catalog import builtin_providers, provenance
 from atomic_host.models.thinking import LEVELS
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host.llm.types import ApiImpl, ProviderInfo
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
 from atomic_host.models.auth_store import AuthFileError
 from atomic_host.models.catalog import builtin_providers
 from atomic_host.models.registry import ModelRegistry

@@ -6,7 +6,7 @@ import sys
 import pluggy
 
 from atomic_host import PROJECT_NAME, hookspec
-from atomic_host.tools import Tool
+from atomic_host.contract.tools import Tool
 
 
 class Specs:

@@ -6,12 +6,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.tools import resolve
+from atomic_host.contract.tools import resolve
 
 if TYPE_CHECKING:
-    from atomic_host.api import ExtensionAPI
+    from atomic_host.contract.host import HostAPI
 
-CommandHandler = Callable[[str, "ExtensionAPI"], "Awaitable[Any] | Any"]
+CommandHandler = Callable[[str, "HostAPI"], "Awaitable[Any] | Any"]
 
 
 @dataclass
