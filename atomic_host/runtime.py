@@ -14,6 +14,7 @@ from atomic_host.api import ExtensionAPI
 from atomic_host.options import Options
 from atomic_host.paths import agent_dir as default_agent_dir
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
+from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
 from atomic_host.registry import CommandRegistry, ToolRegistry
 from atomic_host.rpc.io import Output
@@ -44,6 +45,8 @@ class Runtime:
         project = Path(self.cwd) / ".atomic" / "settings.json" if self.trusted else None
         self.settings = global_settings if project is None else Settings(global_settings.global_path, project)
         self.plugins = PluginHost(self.extension_error)
+        self.hooks = Dispatcher(self.plugins, self.api)
+        """Every hook call goes through here (the combining rules live in the hookspecs)."""
         self.tools = ToolRegistry(self.extension_error)
         self.commands = CommandRegistry()
         self.providers: list[ProviderInfo] = []
@@ -106,14 +109,8 @@ class Runtime:
         from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
         name, path = record.name, record.path
-        for _plugin, _ in self.plugins.call_each(
-            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path), api=self.api
-        ):
-            pass
-        for _plugin, _ in self.plugins.call_each(
-            "register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path), api=self.api
-        ):
-            pass
+        self.hooks.call("register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path))
+        self.hooks.call("register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path))
 
         def register_provider(item: ApiImpl | ProviderInfo) -> None:
             item.plugin = name
@@ -124,10 +121,7 @@ class Runtime:
             else:
                 raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
-        for _plugin, _ in self.plugins.call_each(
-            "register_providers", plugin=name, register=register_provider, api=self.api
-        ):
-            pass
+        self.hooks.call("register_providers", plugin=name, register=register_provider)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 
@@ -250,7 +244,7 @@ class Runtime:
 
         self.load_plugins()
         self.session = await AgentSession.open_initial(self)
-        await self.plugins.acall_each("host_start", api=self.api)
+        await self.hooks.acall("host_start")
         if self.options.watch or self.settings.bool("watchExtensions", False):
             self.watch_task = asyncio.create_task(self.watch_extensions())
 
@@ -261,7 +255,7 @@ class Runtime:
         self.ui.cancel_all()
         if self.session is not None:
             await self.session.close(reason="quit")
-        await self.plugins.acall_each("host_shutdown", api=self.api)
+        await self.hooks.acall("host_shutdown")
         if self._http is not None:
             await self._http.aclose()
         for state in self.tool_state.values():

@@ -54,8 +54,8 @@ class SessionBeforeForkEvent:
 
 @dataclass
 class InputEvent:
-    """``input``: user input before the host acts on it. Transforms from earlier plugins are
-    already applied to ``text`` and ``images`` when the next plugin sees the event."""
+    """``input``: user input before the host acts on it; ``text`` and ``images`` may be replaced by
+    the results (``InputResult.transform``)."""
 
     text: str
     images: list[dict[str, Any]] | None = None

@@ -11,10 +11,10 @@ Each spec declares its combining rule with ``@spec(rule, returns=...)``; the rul
 
 ``each``          every implementation runs; the results are collected in call order.
 ``first_cancel``  stops at the first :class:`Cancel`.
-``chain``         each result is applied to the event (the next plugin sees the change); a result that
-                  ends the chain (``InputResult.handled()``) stops it.
+``chain``         each result is applied to the event in call order; a result that ends the chain
+                  (``InputResult.handled()``) stops it.
 ``first_block``   stops at the first ``ToolCallDecision(block=True)``.
-``patch``         each result patches ``event.result``; later plugins see the patched result.
+``patch``         each result patches ``event.result``, in call order.
 ``first_result``  the first accepted non-None result wins.
 
 Every implementation is called on its own by the host: an exception becomes an

@@ -37,7 +37,7 @@ class InputResult:
         return cls("transform", text, images)
 
     def apply(self, event: InputEvent) -> bool:
-        """Apply a transform to ``event`` (the next plugin sees it); True when the input was handled."""
+        """Apply a transform to ``event``; True when the input was handled."""
         if self.action == "handled":
             return True
         if self.text is not None:
@@ -64,7 +64,7 @@ class ToolPatch:
     is_error: bool | None = None
 
     def apply(self, event: ToolResultEvent) -> bool:
-        """Replace ``event.result`` by the patched result (the next plugin sees it); never stops."""
+        """Replace ``event.result`` by the patched result; never stops."""
         from atomic_host.contract.tools import ToolResult
 
         current = event.result
@@ -86,7 +86,7 @@ class AgentStartResult:
     """Custom messages (``customType``, ``content``, …) added after the user message, in call order."""
 
     def apply(self, event: BeforeAgentStartEvent) -> bool:
-        """Record the override and the messages on ``event`` (the next plugin sees them); never stops."""
+        """Record the override and the messages on ``event``; never stops."""
         if self.system_prompt is not None:
             event.system_prompt = self.system_prompt
         event.messages.extend(self.messages)

@@ -61,3 +61,12 @@ def test_public_names_still_import_from_the_package() -> None:
     for name in atomic_host.__all__:
         assert getattr(atomic_host, name) is not None, name
     from atomic_host import Cancel, InputResult, Tool, ToolCallDecision, hookimpl  # noqa: F401
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_hooks_md_states_each_rule(name: str) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
+    section = text.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+    assert f"**Rule:** `{hookspecs.DISPATCH_RULES[name].combine}`" in section
