@@ -117,7 +117,7 @@ class ExtensionAPI:
 
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
         """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
-        from atomic_host.shell import run_shell
+        from atomic_host.kit.shell import run_shell
 
         s = self._rt.require_session()
         r = await run_shell(command, s.cwd, timeout=timeout, session_id=s.session.id)

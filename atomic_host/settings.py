@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from atomic_host.paths import atomic_write
+from atomic_host.kit.fsio import atomic_write
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def export_session(opts: Options, args: list[str]) -> int:
     import os
     from pathlib import Path
 
-    from atomic_host.paths import atomic_write
+    from atomic_host.kit.fsio import atomic_write
     from atomic_host.session.agent_session import open_session_ref
     from builtin_plugins.export_html import default_export_path, render_html
 

@@ -157,7 +157,7 @@ def _same_model(agent: AgentSession, message: dict[str, Any]) -> bool:
 
 def _is_overflow(agent: AgentSession, last: dict[str, Any]) -> bool:
     """A context-overflow error, or a length stop below the model's maxTokens (providers.md §4)."""
-    from atomic_host.agent.errors import is_context_overflow
+    from atomic_host.kit.llm.errors import is_context_overflow
 
     if not _same_model(agent, last):
         return False
@@ -348,7 +348,7 @@ async def _hook(agent: AgentSession, reason: str, prep: Any, params: Any) -> str
 
 def _requester(agent: AgentSession, reason: str) -> Any:
     """One planning request with the session's retry settings and summarization_retry events."""
-    from atomic_host.agent.errors import is_context_overflow, is_retryable_error
+    from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
     model = agent.model
     assert model is not None
@@ -395,7 +395,7 @@ async def _stream_once(agent: AgentSession, model: dict[str, Any], context: dict
     options.cache_retention = "none"
     options.session_id = str(uuid.uuid4())
     options.signal = asyncio.Event()  # cancellation comes from the task; a run abort must not end it
-    from atomic_host.llm.complete import complete
+    from atomic_host.kit.llm.complete import complete
 
     try:
         return await complete(stream_fn, model, context, options)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atomic_host.contract.tools import ToolResult
-from atomic_host.tempdirs import _ensure_private_dir, sanitize_id
+from atomic_host.kit.fsio import private_dir
+from atomic_host.kit.tempdirs import sanitize_id
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import Tool
@@ -51,7 +52,7 @@ def results_dir(agent: AgentSession) -> Path | None:
     if base is None:
         return None
     path = base / "tool-results"
-    return path if _ensure_private_dir(path) else None
+    return path if private_dir(path) else None
 
 
 def _write_private(path: Path, text: str) -> bool:

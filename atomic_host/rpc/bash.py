@@ -17,7 +17,7 @@ _running: dict[Any, asyncio.Event] = {}
 
 
 async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
-    from atomic_host.shell import run_shell
+    from atomic_host.kit.shell import run_shell
 
     agent = rt.require_session()  # ownership: the session active when the request started
     req_id = cmd.get("id")

@@ -457,7 +457,7 @@ class Handlers:
         out = cmd.get("outputPath") or default_export_path(session)
         out = os.path.abspath(os.path.join(self.rt.cwd, os.path.expanduser(out)))
         html = render_html(session.header, session.entries, session.leaf_id)
-        from atomic_host.paths import atomic_write
+        from atomic_host.kit.fsio import atomic_write
 
         atomic_write(Path(out), html)
         return {"path": out}

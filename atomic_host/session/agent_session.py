@@ -276,7 +276,7 @@ class AgentSession:
 
     def temp_dir(self) -> str | None:
         if self._temp_dir is False:
-            from atomic_host.tempdirs import session_temp_dir
+            from atomic_host.kit.tempdirs import session_temp_dir
 
             path = session_temp_dir(self.session.id)
             self._temp_dir = str(path) if path else None
@@ -483,7 +483,7 @@ class AgentSession:
                 summaries.schedule(self)
 
     async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
-        from atomic_host.agent.errors import is_context_overflow, is_retryable_error
+        from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
         window = (self.model or {}).get("contextWindow", 0)
         retryable = is_retryable_error(failed) and not is_context_overflow(failed, window)

@@ -27,9 +27,9 @@ async def summarize_entries(
     agent: AgentSession, entries: list[dict[str, Any]], instructions: str | None, replace: bool = False
 ) -> tuple[str, dict[str, Any] | None]:
     """Ask the session model for a summary of ``entries``; returns (text, usage)."""
-    from atomic_host.llm.complete import complete
+    from atomic_host.kit.llm.complete import complete
+    from atomic_host.kit.messages import message_text
     from atomic_host.session.context import build_session_context, serialize_conversation
-    from atomic_host.session.tree import message_text
 
     model = agent.require_model()
     messages = build_session_context(entries).messages

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 def _chars(message: dict[str, Any]) -> int:
-    from atomic_host.llm.context import message_chars
+    from atomic_host.kit.llm.context import message_chars
 
     n = message_chars(message)
     if message.get("role") == "bashExecution":

@@ -81,8 +81,8 @@ async def generate(agent: AgentSession, through: str) -> None:
         ],
         "tools": [],
     }
-    from atomic_host.llm.complete import complete
-    from atomic_host.session.tree import message_text
+    from atomic_host.kit.llm.complete import complete
+    from atomic_host.kit.messages import message_text
 
     final = await complete(stream_fn, model, context, options)
     if final.get("stopReason") in ("error", "aborted"):

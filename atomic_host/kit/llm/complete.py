@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from atomic_host.contract.providers import StreamFn, StreamOptions
-from atomic_host.llm.usage import empty_usage
+from atomic_host.kit.llm.usage import empty_usage
 
 
 def assistant_message(model: dict[str, Any] | None, stop_reason: str, error: str | None = None) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from atomic_host.llm.json_parse import parse_streaming_json
-from atomic_host.llm.usage import calculate_cost, empty_usage
+from atomic_host.kit.llm.json_parse import parse_streaming_json
+from atomic_host.kit.llm.usage import calculate_cost, empty_usage
 
 Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"

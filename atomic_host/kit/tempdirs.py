@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
+
+from atomic_host.kit.fsio import private_dir
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -19,29 +20,6 @@ def sanitize_id(value: str) -> str:
     """Make ``value`` safe as one path component (no separators, no ``..``)."""
     cleaned = _UNSAFE.sub("_", value).strip(".") or "session"
     return cleaned[:128]
-
-
-def _ensure_private_dir(path: Path) -> bool:
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return False
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return False
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        try:
-            os.chmod(path, 0o700, follow_symlinks=False)
-        except (OSError, NotImplementedError):
-            return False
-    return True
 
 
 def temp_root() -> Path:
@@ -55,10 +33,10 @@ def temp_root() -> Path:
 def session_temp_dir(session_id: str) -> Path | None:
     """Create (if needed) and return this session's private temp dir, or None if refused."""
     root = temp_root()
-    if not _ensure_private_dir(root):
+    if not private_dir(root):
         return None
     path = root / sanitize_id(session_id)
-    if not _ensure_private_dir(path):
+    if not private_dir(path):
         return None
     return path
 

@@ -28,8 +28,8 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-from atomic_host.tempdirs import new_private_file, session_temp_dir
-from atomic_host.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
+from atomic_host.kit.tempdirs import new_private_file, session_temp_dir
+from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
 
 READ_SIZE = 1024 * 1024
 PIPE_SIZE = 1024 * 1024
