@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import Tool
-    from atomic_host.options import Options
+    from atomic_host.core.options import Options
     from atomic_host.runtime import Runtime
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from atomic_host.options import Options
+from atomic_host.core.options import Options
 
 SUBCOMMANDS = ("schema", "plugins", "sessions")
 

@@ -11,19 +11,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import ExtensionAPI
-from atomic_host.options import Options
-from atomic_host.paths import agent_dir as default_agent_dir
+from atomic_host.core.options import Options
+from atomic_host.core.paths import agent_dir as default_agent_dir
+from atomic_host.core.settings import Settings
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
 from atomic_host.registry import CommandRegistry, ToolRegistry
 from atomic_host.rpc.io import Output
 from atomic_host.rpc.ui import RpcUI
-from atomic_host.settings import Settings
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
-    from atomic_host.models.registry import ModelRegistry
+    from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.session.agent_session import AgentSession
     from atomic_host.session.store.base import SessionStore
 
@@ -189,7 +189,7 @@ class Runtime:
     @property
     def models(self) -> ModelRegistry:
         if self._models is None:
-            from atomic_host.models.registry import ModelRegistry
+            from atomic_host.core.models.registry import ModelRegistry
 
             self._models = ModelRegistry(
                 self.agent_dir,

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_host.options import Options
+    from atomic_host.core.options import Options
 
 
 def schema(argv: list[str]) -> int:
     """Print the JSON Schema of the whole protocol."""
-    from atomic_host.protocol.schema import protocol_schema
+    from atomic_host.core.protocol.schema import protocol_schema
 
     sys.stdout.write(json.dumps(protocol_schema(), indent=2, sort_keys=True) + "\n")
     return 0
@@ -34,7 +34,7 @@ def plugins(argv: list[str]) -> int:
     import argparse
 
     from atomic_host.cli import _csv
-    from atomic_host.options import Options
+    from atomic_host.core.options import Options
 
     p = argparse.ArgumentParser(prog="atomic plugins")
     p.add_argument("--json", action="store_true")

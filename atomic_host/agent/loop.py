@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.core.jsonfast import dumps
 from atomic_host.kit.llm.complete import assistant_message, failed
 from atomic_host.kit.llm.usage import empty_usage
-from atomic_host.rpc.io import dumps
 
 if TYPE_CHECKING:
     from atomic_host.session.agent_session import AgentSession

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from atomic_host.options import Options
+from atomic_host.core.options import Options
 
 
 class RichRenderer:

@@ -229,7 +229,7 @@ class Handlers:
         return self.agent.cycle_thinking_level()
 
     async def on_get_available_thinking_levels(self, _cmd: Cmd) -> Any:
-        from atomic_host.models.thinking import supported_levels
+        from atomic_host.core.models.thinking import supported_levels
 
         model = self.agent.model
         return {"levels": supported_levels(model) if model else ["off"]}

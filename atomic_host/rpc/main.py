@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 
-from atomic_host.options import Options
+from atomic_host.core.options import Options
 
 
 def _prewarm() -> None:
@@ -15,7 +15,7 @@ def _prewarm() -> None:
     try:
         import httpx  # noqa: F401
 
-        import atomic_host.protocol.validate  # noqa: F401
+        import atomic_host.core.protocol.validate  # noqa: F401
     except Exception:  # only a warm-up: the real import reports errors
         pass
 

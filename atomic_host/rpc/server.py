@@ -162,7 +162,7 @@ class RpcServer:
         req_id = cmd.get("id")
         try:
             if ctype not in NO_FIELDS:
-                from atomic_host.protocol.validate import parse_command
+                from atomic_host.core.protocol.validate import parse_command
 
                 parse_command(cmd)
             data = await self.handlers[ctype](cmd)

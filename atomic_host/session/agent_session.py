@@ -133,8 +133,8 @@ class AgentSession:
                 self.thinking_level = level
 
     def select_startup_model(self, fresh: bool) -> None:
-        from atomic_host.models.refs import parse_model_ref, resolve_model
-        from atomic_host.models.thinking import LEVELS, clamp
+        from atomic_host.core.models.refs import parse_model_ref, resolve_model
+        from atomic_host.core.models.thinking import LEVELS, clamp
 
         opts, settings, registry = self.rt.options, self.rt.settings, self.rt.models
         level: str | None = opts.thinking
@@ -633,7 +633,7 @@ class AgentSession:
     def set_model(
         self, provider: str, model_id: str, persist: bool = False, source: str = "set"
     ) -> dict[str, Any]:
-        from atomic_host.models.thinking import clamp
+        from atomic_host.core.models.thinking import clamp
 
         model = next(
             (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
@@ -659,7 +659,7 @@ class AgentSession:
         self.emit({"type": "thinking_level_changed", "level": level})
 
     def set_thinking_level(self, level: str, persist: bool = False) -> dict[str, Any]:
-        from atomic_host.models.thinking import clamp
+        from atomic_host.core.models.thinking import clamp
 
         effective = clamp(self.model, level) if self.model else level
         if effective != self.thinking_level:
@@ -672,7 +672,7 @@ class AgentSession:
         return data
 
     def cycle_thinking_level(self) -> dict[str, Any] | None:
-        from atomic_host.models.thinking import next_level
+        from atomic_host.core.models.thinking import next_level
 
         if not self.model:
             return None

@@ -2,7 +2,7 @@
 faux wire APIs, plus the ``faux`` provider catalog.
 
 Stream functions are registered as ``"module:function"`` strings so httpx loads on first use.
-The anthropic/openai model catalogs live in ``atomic_host.models``.
+The anthropic/openai model catalogs live in ``atomic_host.core.models``.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from atomic_host.contract.providers import ApiImpl, ProviderInfo
-from atomic_host.models.auth_store import AuthFileError
-from atomic_host.models.catalog import builtin_providers
-from atomic_host.models.registry import ModelRegistry
+from atomic_host.core.models.auth_store import AuthFileError
+from atomic_host.core.models.registry import ModelRegistry
+from builtin_plugins.catalog.data import builtin_providers
 
 
 def make(tmp_path: Path, env: dict[str, str] | None = None, **kw: object) -> ModelRegistry:

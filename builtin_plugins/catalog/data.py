@@ -1,4 +1,4 @@
-"""The built-in model catalog, shipped as package data (``data/catalog.json``).
+"""The built-in model catalog, shipped as package data (``catalog.json`` beside this module).
 
 The JSON is hand-curated (see its ``_provenance``); it is never fetched at runtime.
 """
@@ -18,7 +18,7 @@ PLUGIN_NAME = "builtin_plugins.catalog"
 
 @cache
 def _load() -> dict[str, Any]:
-    text = (Path(__file__).parent / "data" / "catalog.json").read_text("utf-8")
+    text = (Path(__file__).parent / "catalog.json").read_text("utf-8")
     return json.loads(text)
 
 

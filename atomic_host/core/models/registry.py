@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.providers import ApiImpl, ProviderInfo
-from atomic_host.models import values
-from atomic_host.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
-from atomic_host.models.models_json import (
+from atomic_host.core.models import values
+from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
+from atomic_host.core.models.models_json import (
     ProviderConfig,
     apply_override,
     load_models_json,

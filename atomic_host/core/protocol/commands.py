@@ -9,8 +9,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
-from atomic_host.protocol._base import JsonScalar, WireModel
-from atomic_host.protocol.messages import ImageContent
+from atomic_host.core.protocol._base import JsonScalar, WireModel
+from atomic_host.core.protocol.messages import ImageContent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 QueueMode = Literal["all", "one-at-a-time"]

@@ -17,11 +17,11 @@ def protocol_schema() -> dict[str, Any]:
     """
     from pydantic import TypeAdapter
 
-    from atomic_host.protocol.commands import Command
-    from atomic_host.protocol.events import Event, OutputRecord
-    from atomic_host.protocol.messages import AgentMessage
-    from atomic_host.protocol.model import Model
-    from atomic_host.protocol.responses import RESPONSE_DATA, Response
+    from atomic_host.core.protocol.commands import Command
+    from atomic_host.core.protocol.events import Event, OutputRecord
+    from atomic_host.core.protocol.messages import AgentMessage
+    from atomic_host.core.protocol.model import Model
+    from atomic_host.core.protocol.responses import RESPONSE_DATA, Response
 
     roots: dict[str, Any] = {
         "Command": Command,

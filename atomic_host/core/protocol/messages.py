@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from atomic_host.protocol._base import WireModel
+from atomic_host.core.protocol._base import WireModel
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
 """``pending`` only on a streaming message (``message_start``); never on a completed one."""

@@ -10,8 +10,8 @@ from atomic_host import hookimpl
 
 @hookimpl
 def register_providers(register: Callable[[Any], None]) -> None:
-    """Register every provider of ``atomic_host/models/data/catalog.json``."""
-    from atomic_host.models.catalog import builtin_providers
+    """Register every provider of ``catalog.json``."""
+    from builtin_plugins.catalog.data import builtin_providers
 
     for provider in builtin_providers():
         register(provider)

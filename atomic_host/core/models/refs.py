@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.models.thinking import LEVELS
+from atomic_host.core.models.thinking import LEVELS
 
 if TYPE_CHECKING:
-    from atomic_host.models.registry import ModelRegistry
+    from atomic_host.core.models.registry import ModelRegistry
 
 
 def parse_model_ref(ref: str) -> tuple[str | None, str, str | None]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from atomic_host.protocol.commands import COMMANDS, CommandBase
+from atomic_host.core.protocol.commands import COMMANDS, CommandBase
 
 _EXPECTED = {
     "string_type": "string",

@@ -9,10 +9,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from atomic_host.protocol._base import JsonScalar, WireModel
-from atomic_host.protocol.commands import ThinkingLevel
-from atomic_host.protocol.messages import AgentMessage, Usage
-from atomic_host.protocol.model import Model
+from atomic_host.core.protocol._base import JsonScalar, WireModel
+from atomic_host.core.protocol.commands import ThinkingLevel
+from atomic_host.core.protocol.messages import AgentMessage, Usage
+from atomic_host.core.protocol.model import Model
 
 # --- envelopes -------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal
 
-from atomic_host.protocol._base import WireModel
+from atomic_host.core.protocol._base import WireModel
 
 
 class ModelCost(WireModel):

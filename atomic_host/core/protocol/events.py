@@ -9,11 +9,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from atomic_host.protocol._base import JsonScalar, WireModel
-from atomic_host.protocol.commands import ThinkingLevel
-from atomic_host.protocol.messages import AgentMessage, ToolCall, ToolResultMessage, Usage, UserBlock
-from atomic_host.protocol.model import Model
-from atomic_host.protocol.responses import (
+from atomic_host.core.protocol._base import JsonScalar, WireModel
+from atomic_host.core.protocol.commands import ThinkingLevel
+from atomic_host.core.protocol.messages import AgentMessage, ToolCall, ToolResultMessage, Usage, UserBlock
+from atomic_host.core.protocol.model import Model
+from atomic_host.core.protocol.responses import (
     RESPONSE_DATA,
     CompactionResult,
     ErrorResponse,
