@@ -14,12 +14,12 @@ from atomic_host.api import ExtensionAPI
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
+from atomic_host.frontends.rpc.io import Output
+from atomic_host.frontends.rpc.ui import RpcUI
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
 from atomic_host.registry import CommandRegistry, ToolRegistry
-from atomic_host.rpc.io import Output
-from atomic_host.rpc.ui import RpcUI
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo

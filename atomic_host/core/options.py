@@ -1,4 +1,4 @@
-"""Command-line options of ``atomic`` (parsed in :mod:`atomic_host.cli`)."""
+"""Command-line options of ``atomic`` (parsed in :mod:`atomic_host.frontends.cli`)."""
 
 from __future__ import annotations
 

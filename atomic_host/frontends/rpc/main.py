@@ -34,9 +34,9 @@ def claim_stdout() -> int:
 
 
 async def serve(opts: Options) -> int:
-    from atomic_host.rpc.handlers import Handlers
-    from atomic_host.rpc.io import Output
-    from atomic_host.rpc.server import RpcServer
+    from atomic_host.frontends.rpc.handlers import Handlers
+    from atomic_host.frontends.rpc.io import Output
+    from atomic_host.frontends.rpc.server import RpcServer
     from atomic_host.runtime import Runtime
 
     rt = Runtime(opts, out=Output(fd=claim_stdout()))
@@ -47,7 +47,7 @@ async def serve(opts: Options) -> int:
         return 1
 
     async def on_eof() -> None:
-        from atomic_host.rpc.bash import drain
+        from atomic_host.frontends.rpc.bash import drain
 
         await drain()
         await rt.shutdown()

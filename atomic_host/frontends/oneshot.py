@@ -81,7 +81,7 @@ class RichRenderer:
 
 
 async def _run(opts: Options) -> int:
-    from atomic_host.rpc.io import Output
+    from atomic_host.frontends.rpc.io import Output
     from atomic_host.runtime import Runtime
 
     json_mode = opts.mode == "json"

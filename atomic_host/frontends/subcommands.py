@@ -19,7 +19,7 @@ def schema(argv: list[str]) -> int:
 
 
 def _runtime(opts: Options):
-    from atomic_host.rpc.io import Output
+    from atomic_host.frontends.rpc.io import Output
     from atomic_host.runtime import Runtime
 
     return Runtime(opts, out=Output(fd=sys.stderr.fileno()))
@@ -33,8 +33,8 @@ def plugins(argv: list[str]) -> int:
     """
     import argparse
 
-    from atomic_host.cli import _csv
     from atomic_host.core.options import Options
+    from atomic_host.frontends.cli import _csv
 
     p = argparse.ArgumentParser(prog="atomic plugins")
     p.add_argument("--json", action="store_true")

@@ -101,26 +101,26 @@ def parse_options(argv: list[str]) -> tuple[Options, argparse.Namespace]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
-        from atomic_host import subcommands
+        from atomic_host.frontends import subcommands
 
         return getattr(subcommands, argv[0])(argv[1:])
     opts, ns = parse_options(argv)
     if ns.list_models:
-        from atomic_host.subcommands import list_models
+        from atomic_host.frontends.subcommands import list_models
 
         return list_models(opts)
     if ns.export:
-        from atomic_host.subcommands import export_session
+        from atomic_host.frontends.subcommands import export_session
 
         return export_session(opts, ns.export)
     if opts.mode == "rpc":
-        from atomic_host.rpc.main import run_rpc
+        from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts)
     if opts.prompt is None:
         print("atomic: --mode json and print mode need a prompt (-p PROMPT)", file=sys.stderr)
         return 2
-    from atomic_host.modes.oneshot import run_oneshot
+    from atomic_host.frontends.oneshot import run_oneshot
 
     return run_oneshot(opts)
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
-from atomic_host.rpc.io import Output, open_stdin_lines
+from atomic_host.frontends.rpc.io import Output, open_stdin_lines
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 

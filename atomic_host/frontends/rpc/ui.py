@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from atomic_host.rpc.io import Output
+from atomic_host.frontends.rpc.io import Output
 from atomic_host.session.ids import uuid4
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.events import EVENT_TYPES
 from atomic_host.contract.results import Cancel
-from atomic_host.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
+from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 
 if TYPE_CHECKING:
     from atomic_host.runtime import Runtime
@@ -237,7 +237,7 @@ class Handlers:
     # --- direct bash ---
 
     async def on_bash(self, cmd: Cmd) -> Any:
-        from atomic_host.rpc.bash import run_bash_command
+        from atomic_host.frontends.rpc.bash import run_bash_command
 
         return await run_bash_command(self.rt, cmd)
 
@@ -245,7 +245,7 @@ class Handlers:
         return await self.on_bash(cmd)
 
     async def on_abort_bash(self, cmd: Cmd) -> Any:
-        from atomic_host.rpc.bash import abort_bash
+        from atomic_host.frontends.rpc.bash import abort_bash
 
         abort_bash(self.rt, cmd.get("requestId"))
         return NO_DATA
