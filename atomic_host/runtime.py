@@ -19,7 +19,7 @@ from atomic_host.frontends.rpc.ui import RpcUI
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
-from atomic_host.registry import CommandRegistry, ToolRegistry
+from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
@@ -79,7 +79,7 @@ class Runtime:
         for record in list(self.plugins.records.values()):
             if record.status == "loaded":
                 self.collect(record)
-        from atomic_host.tool_selection import apply_selection
+        from atomic_host.plugins.selection import apply_selection
 
         apply_selection(self)
 
@@ -109,7 +109,10 @@ class Runtime:
         from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
         name, path = record.name, record.path
-        self.hooks.call("register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path))
+        builtin = record.source == "builtin"
+        self.hooks.call(
+            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path, builtin=builtin)
+        )
         self.hooks.call("register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path))
 
         def register_provider(item: ApiImpl | ProviderInfo) -> None:
@@ -133,7 +136,7 @@ class Runtime:
 
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""
-        from atomic_host.tool_selection import apply_selection
+        from atomic_host.plugins.selection import apply_selection
 
         paths, self.pending_reload = self.pending_reload, set()
         for path in sorted(paths):

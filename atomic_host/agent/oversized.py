@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_CHARS = 50_000
 PREVIEW_BYTES = 2000
-SELF_BOUNDED = frozenset({"bash", "read"})
-"""Built-in tools that truncate and persist their own output."""
 
 
 def result_limit(tool: Tool | None) -> int:
@@ -32,8 +30,6 @@ def result_limit(tool: Tool | None) -> int:
         return DEFAULT_MAX_CHARS
     if tool.max_result_chars is not None:
         return max(0, tool.max_result_chars)
-    if tool.name in SELF_BOUNDED and tool.plugin.startswith("builtin_plugins"):
-        return 0
     return DEFAULT_MAX_CHARS
 
 

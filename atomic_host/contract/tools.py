@@ -122,7 +122,10 @@ class Tool:
     summary: str | None = None
     """One line for get_tools; defaults to the description's first sentence."""
     opt_in: bool = False
-    """Not active unless selected (``+name`` in defaultTools or --tools)."""
+    """Not active unless selected (``+name`` in defaultTools or --tools). A built-in tool without it
+    is one of the built-in defaults that ``defaultTools`` replaces."""
+    needs_ui: bool = False
+    """Needs a user to answer (extension UI dialogs): left out in modes without one (``--mode print``/``json``)."""
     exposure: Literal["direct", "model-only"] = "direct"
     deferred: bool = False
     """Hidden from the model until tool_search loads it."""
@@ -133,7 +136,7 @@ class Tool:
     """Name of the plugin that registered it (set by the host)."""
     max_result_chars: int | None = None
     """Results with more text than this are saved to a file and the model gets a preview
-    (default 50,000; ``0`` opts out, for tools that bound their own output)."""
+    (None = the default, 50,000; ``0`` opts out, for tools that truncate and save their own output)."""
     _schema: dict[str, Any] | None = field(default=None, repr=False)
 
     def params_model(self) -> type[BaseModel] | None:

@@ -148,7 +148,7 @@ class Handlers:
         return session_stats(self.agent)
 
     async def on_get_tools(self, _cmd: Cmd) -> Any:
-        from atomic_host.tool_selection import report
+        from atomic_host.plugins.selection import report
 
         return report(self.rt)
 

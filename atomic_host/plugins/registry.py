@@ -23,10 +23,12 @@ class ToolRegistry:
         self.tools: dict[str, Tool] = {}
         self.report = report
         self.selection: set[str] | None = None
-        """Names selected by settings/CLI (computed by :mod:`atomic_host.tool_selection`)."""
+        """Names selected by settings/CLI (computed by :mod:`atomic_host.plugins.selection`)."""
         self.loaded_deferred: set[str] = set()
+        self.builtin: set[str] = set()
+        """Names of the tools registered by built-in plugins (``PluginRecord.source == "builtin"``)."""
 
-    def add(self, tool: Tool, plugin: str, plugin_path: str) -> None:
+    def add(self, tool: Tool, plugin: str, plugin_path: str, *, builtin: bool = False) -> None:
         existing = self.tools.get(tool.name)
         if existing is not None and existing.plugin != plugin:
             self.report(
@@ -37,14 +39,22 @@ class ToolRegistry:
             )
             return
         tool.plugin = plugin
-        if tool.source == "built-in" and not plugin.startswith("builtin_plugins"):
-            tool.source = f'extension "{plugin}"'
-            tool.source_path = tool.source_path or plugin_path
+        if builtin:
+            self.builtin.add(tool.name)
+        else:
+            self.builtin.discard(tool.name)
+            if tool.source == "built-in":
+                tool.source = f'extension "{plugin}"'
+                tool.source_path = tool.source_path or plugin_path
         self.tools[tool.name] = tool
+
+    def is_builtin(self, tool: Tool) -> bool:
+        return tool.name in self.builtin and self.tools.get(tool.name) is tool
 
     def remove_plugin(self, plugin: str) -> None:
         for name in [n for n, t in self.tools.items() if t.plugin == plugin]:
             del self.tools[name]
+            self.builtin.discard(name)
 
     def all(self) -> Iterable[Tool]:
         return self.tools.values()

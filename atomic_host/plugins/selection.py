@@ -4,14 +4,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import Tool
-    from atomic_host.runtime import Runtime
+    from atomic_host.core.options import Options
+    from atomic_host.core.settings import Settings
+    from atomic_host.plugins.manager import PluginHost
+    from atomic_host.plugins.registry import ToolRegistry
 
-BUILTIN_DEFAULTS = ("read", "bash", "kill", "edit", "write", "find", "search", "ask_user_question", "todo")
-NEEDS_USER = frozenset({"ask_user_question"})
+
+class ToolHost(Protocol):
+    """What the selection reads: the options, the settings, the tool registry and the plugin records."""
+
+    options: Options
+    settings: Settings
+    tools: ToolRegistry
+    plugins: PluginHost
 
 
 @dataclass
@@ -38,10 +47,15 @@ def _split(entries: list[str]) -> tuple[list[str], list[str]]:
     return plain, mods
 
 
-def compute(rt: Runtime) -> Selection:
+def builtin_defaults(tools: ToolRegistry) -> list[str]:
+    """The built-in tools that are not opt-in, in registration order."""
+    return [t.name for t in tools.all() if tools.is_builtin(t) and not t.opt_in]
+
+
+def compute(rt: ToolHost) -> Selection:
     opts = rt.options
-    builtin = {t.name for t in rt.tools.all() if t.plugin.startswith("builtin_plugins")}
-    sel = Selection("built-in-defaults", "the built-in defaults", list(BUILTIN_DEFAULTS))
+    builtin = {t.name for t in rt.tools.all() if rt.tools.is_builtin(t)}
+    sel = Selection("built-in-defaults", "the built-in defaults", builtin_defaults(rt.tools))
     setting = rt.settings.get("defaultTools")
     if isinstance(setting, list):
         entries = [str(x) for x in setting]
@@ -66,21 +80,26 @@ def compute(rt: Runtime) -> Selection:
             sel.names.remove(name)
             sel.excluded.append({"name": name, "reason": "excluded by --exclude-tools"})
     if opts.mode != "rpc":
-        for name in NEEDS_USER & set(sel.names):
+        for name in [t.name for t in rt.tools.all() if t.needs_ui and t.name in sel.names]:
             sel.names.remove(name)
             sel.excluded.append({"name": name, "reason": f"needs user input, which --mode {opts.mode} lacks"})
     return sel
 
 
-def apply_selection(rt: Runtime) -> Selection:
+def apply_selection(rt: ToolHost) -> Selection:
     """Compute the selection and make it the registry's active set."""
     sel = compute(rt)
     active = set(sel.names)
     if not sel.allowlist and not rt.options.no_tools:
         # Extension tools stay active whatever defaultTools says (unless opt-in).
-        active |= {
-            t.name for t in rt.tools.all() if not t.plugin.startswith("builtin_plugins") and not t.opt_in
-        }
+        active |= {t.name for t in rt.tools.all() if not rt.tools.is_builtin(t) and not t.opt_in}
+    if rt.options.mode != "rpc":
+        # Extension tools that need a user are left out too (the selected ones were excluded by compute).
+        for tool in rt.tools.all():
+            if tool.needs_ui and tool.name in active and not any(e["name"] == tool.name for e in sel.excluded):
+                sel.excluded.append(
+                    {"name": tool.name, "reason": f"needs user input, which --mode {rt.options.mode} lacks"}
+                )
     # The denylist is applied last, so it also removes extension tools kept active above.
     for name in rt.options.exclude_tools:
         if name in active and not any(e["name"] == name for e in sel.excluded):
@@ -101,16 +120,16 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
-def _source_path(rt: Runtime, tool: Tool) -> str:
+def _source_path(rt: ToolHost, tool: Tool) -> str:
     if tool.source_path:
         return tool.source_path
     record = rt.plugins.records.get(tool.plugin)
-    if record is not None and not tool.plugin.startswith("builtin_plugins") and record.path:
+    if record is not None and record.source != "builtin" and record.path:
         return str(record.path)  # an extension tool that set its own ``source`` but no path
     return f"<builtin:{tool.name}>"
 
 
-def _entry(rt: Runtime, tool: Tool, sel: Selection, visible: set[str]) -> dict[str, Any]:
+def _entry(rt: ToolHost, tool: Tool, sel: Selection, visible: set[str]) -> dict[str, Any]:
     # "Active" means the model sees it now: a deferred tool only counts once tool_search loaded it.
     active = tool.name in visible
     item: dict[str, Any] = {
@@ -135,7 +154,7 @@ def _entry(rt: Runtime, tool: Tool, sel: Selection, visible: set[str]) -> dict[s
     return item
 
 
-def report(rt: Runtime) -> dict[str, Any]:
+def report(rt: ToolHost) -> dict[str, Any]:
     """The ``get_tools`` response data."""
     sel = apply_selection(rt)
     known = [t.name for t in rt.tools.all()]
