@@ -200,6 +200,7 @@ class Runtime:
                 self.apis,
                 cli_api_key=self.options.api_key,
                 cli_provider=self.options.provider,
+                builtin_plugins={n for n, r in self.plugins.records.items() if r.source == "builtin"},
             )
             for err in getattr(self._models, "errors", []) or []:
                 print(f"atomic: {err}", file=sys.stderr)

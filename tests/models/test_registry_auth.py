@@ -166,7 +166,9 @@ def test_always_authenticated_and_extension_providers(tmp_path: Path) -> None:
         models=[{"id": "acme-1"}],
     )
     env = {"ACME_KEY": "k"}
-    reg = ModelRegistry(tmp_path, [*builtin_providers(), faux, ext], {}, env=env)
+    reg = ModelRegistry(
+        tmp_path, [*builtin_providers(), faux, ext], {}, env=env, builtin_plugins={"builtin_plugins.catalog"}
+    )
     assert [m["id"] for m in reg.available()] == ["faux-1", "acme-1"]
     model = reg.find("faux", "faux-1")
     assert model == {

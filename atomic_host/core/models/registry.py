@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,10 @@ class ModelRegistry:
 
     def __init__(self, agent_dir: Path, providers: list[ProviderInfo], apis: dict[str, ApiImpl],
                  cli_api_key: str | None = None, cli_provider: str | None = None,
-                 env: Mapping[str, str] | None = None, legacy_auth_path: Path | None = None) -> None:
+                 env: Mapping[str, str] | None = None, legacy_auth_path: Path | None = None,
+                 builtin_plugins: Collection[str] = frozenset()) -> None:
+        self.builtin_plugins = frozenset(builtin_plugins)
+        """Names of the built-in plugins (their providers are not "extension" providers)."""
         self.agent_dir = Path(agent_dir)
         self.models_path = self.agent_dir / "models.json"
         self.auth_path = self.agent_dir / "auth.json"
@@ -263,8 +266,7 @@ class ModelRegistry:
         return []
 
     def _is_extension(self, info: ProviderInfo) -> bool:
-        return bool(info.plugin) and info.plugin != MODELS_JSON_PLUGIN and not info.plugin.startswith(
-            "builtin_plugins")
+        return bool(info.plugin) and info.plugin != MODELS_JSON_PLUGIN and info.plugin not in self.builtin_plugins
 
     def custom_auth_providers(self) -> list[dict[str, str]]:
         """Extension-registered providers that take an API key through ``login_provider``."""
