@@ -24,7 +24,7 @@ _LAZY = {
     "StreamOptions": "atomic_host.contract.providers",
     "HostAPI": "atomic_host.contract.host",
     "HostError": "atomic_host.contract.errors",
-    "ExtensionAPI": "atomic_host.api",
+    "ExtensionAPI": "atomic_host.api",  # the runtime's HostAPI implementation; type plugins with HostAPI
     "AgentStartResult": "atomic_host.contract.results",
     "BashResult": "atomic_host.contract.results",
     "Cancel": "atomic_host.contract.results",
@@ -83,7 +83,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from atomic_host.api import ExtensionAPI
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.errors import HostError
     from atomic_host.contract.events import (

@@ -24,7 +24,7 @@ from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.core.models.registry import ModelRegistry
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
     from atomic_host.session.store.base import SessionStore
 
 
@@ -244,7 +244,7 @@ class Runtime:
         return self.session
 
     async def start(self) -> None:
-        from atomic_host.session.agent_session import AgentSession
+        from atomic_host.engine.agent_session import AgentSession
 
         self.load_plugins()
         self.session = await AgentSession.open_initial(self)

@@ -16,7 +16,7 @@ from atomic_host.kit.llm.complete import assistant_message, failed
 from atomic_host.kit.llm.usage import empty_usage
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 ZERO_USAGE = empty_usage()
 """Read-only: the usage sent while a provider has reported none."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from atomic_host.contract.tools import ToolResult
 from atomic_host.kit.fsio import private_dir
@@ -18,7 +18,19 @@ from atomic_host.kit.tempdirs import sanitize_id
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import Tool
-    from atomic_host.session.agent_session import AgentSession
+
+
+class _StoredSession(Protocol):
+    location: str | None
+
+
+class ResultOwner(Protocol):
+    """What persisting needs of the running session: where it is stored and its private temp dir."""
+
+    @property
+    def session(self) -> _StoredSession: ...
+
+    def temp_dir(self) -> str | None: ...
 
 DEFAULT_MAX_CHARS = 50_000
 PREVIEW_BYTES = 2000
@@ -33,7 +45,7 @@ def result_limit(tool: Tool | None) -> int:
     return DEFAULT_MAX_CHARS
 
 
-def results_dir(agent: AgentSession) -> Path | None:
+def results_dir(agent: ResultOwner) -> Path | None:
     """Create (if needed) and return the private ``tool-results`` directory, or None if refused."""
     location = agent.session.location
     if location and location.endswith(".jsonl"):
@@ -87,7 +99,7 @@ def persisted_block(text: str, path: str | None) -> str:
 
 
 def persist_if_oversized(
-    agent: AgentSession, tool: Tool | None, call_id: str, result: ToolResult
+    agent: ResultOwner, tool: Tool | None, call_id: str, result: ToolResult
 ) -> ToolResult:
     """Return ``result`` unchanged, or with its text replaced by a ``<persisted-output>`` block."""
     limit = result_limit(tool)

@@ -13,7 +13,7 @@ from atomic_host.contract.results import ToolCallDecision
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 
 def _validation_message(exc: Exception) -> str:

@@ -178,7 +178,7 @@ def input(event: InputEvent, api: HostAPI) -> InputResult | None:
     """
 
 
-# phase B: the call site (session/agent_session.py) still reads the dict result documented below; switching it to
+# phase B: the call site (engine/agent_session.py) still reads the dict result documented below; switching it to
 # dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("chain", returns=(AgentStartResult,))
 def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> dict[str, Any] | None:
@@ -220,7 +220,7 @@ def tool_result(event: ToolResultEvent, api: HostAPI) -> dict[str, Any] | None:
     Return ``{"content": [...], "details": {...}, "is_error": bool}`` (any subset) or None."""
 
 
-# phase B: the call site (rpc/bash.py) still reads the dict result documented below; switching it to
+# phase B: the call site (frontends/rpc/bash.py) still reads the dict result documented below; switching it to
 # dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(BashResult,))
 def user_bash(event: UserBashEvent, api: HostAPI) -> dict[str, Any] | None:
@@ -237,7 +237,7 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-# phase B: the call site (agent/compaction.py) still reads the dict result documented below; switching it to
+# phase B: the call site (engine/compaction.py) still reads the dict result documented below; switching it to
 # dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
 def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> dict[str, Any] | None:

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def csv_list(value: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]`` (an argparse ``type`` for comma-separated lists)."""
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
 @dataclass
 class Options:
     mode: str = "rpc"

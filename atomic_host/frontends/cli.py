@@ -7,12 +7,9 @@ import argparse
 import sys
 
 from atomic_host.core.options import Options
+from atomic_host.core.options import csv_list as _csv
 
 SUBCOMMANDS = ("schema", "plugins", "sessions")
-
-
-def _csv(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,7 +34,7 @@ def plugins(argv: list[str]) -> int:
     import argparse
 
     from atomic_host.core.options import Options
-    from atomic_host.frontends.cli import _csv
+    from atomic_host.core.options import csv_list as _csv
 
     p = argparse.ArgumentParser(prog="atomic plugins")
     p.add_argument("--json", action="store_true")
@@ -118,8 +118,8 @@ def export_session(opts: Options, args: list[str]) -> int:
     import os
     from pathlib import Path
 
+    from atomic_host.engine.agent_session import open_session_ref
     from atomic_host.kit.fsio import atomic_write
-    from atomic_host.session.agent_session import open_session_ref
     from builtin_plugins.export_html import default_export_path, render_html
 
     rt = _runtime(opts)

@@ -13,8 +13,8 @@ from atomic_host.contract.results import Cancel
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 
 if TYPE_CHECKING:
+    from atomic_host.engine.agent_session import AgentSession
     from atomic_host.runtime import Runtime
-    from atomic_host.session.agent_session import AgentSession
     from atomic_host.session.tree import Session
 
 Cmd = dict[str, Any]
@@ -89,12 +89,12 @@ class Handlers:
         return NO_DATA
 
     async def on_compact(self, _cmd: Cmd) -> Any:
-        from atomic_host.agent.compaction import manual_compact
+        from atomic_host.engine.compaction import manual_compact
 
         return await manual_compact(self.agent)
 
     async def on_abort_compaction(self, _cmd: Cmd) -> Any:
-        from atomic_host.agent.compaction import abort_compaction
+        from atomic_host.engine.compaction import abort_compaction
 
         abort_compaction(self.agent)
         return NO_DATA
@@ -268,7 +268,7 @@ class Handlers:
 
     async def _activate(self, session: Session, reason: str, *, fresh: bool, cwd: str | None = None) -> None:
         """Make ``session`` the active one: the old one shuts down, model/thinking carry over or restore."""
-        from atomic_host.session.agent_session import AgentSession
+        from atomic_host.engine.agent_session import AgentSession
 
         old = self.rt.session
         previous = old.session.location if old else None
@@ -393,8 +393,8 @@ class Handlers:
         return NO_DATA
 
     async def on_navigate_tree(self, cmd: Cmd) -> Any:
-        from atomic_host.session import summaries
-        from atomic_host.session.branch_summary import abandoned_path, summarize_entries
+        from atomic_host.engine import summaries
+        from atomic_host.engine.branch_summary import abandoned_path, summarize_entries
         from atomic_host.session.tree import message_text
 
         agent = self.agent
@@ -442,7 +442,7 @@ class Handlers:
         return {"summary": self.agent.session.summary()}
 
     async def on_start_pending_recovery(self, _cmd: Cmd) -> Any:
-        from atomic_host.session.recovery import recover
+        from atomic_host.engine.recovery import recover
 
         return await recover(self.agent)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 BRANCH_SUMMARY_PROMPT = (
     "The conversation below is a branch the user is leaving. Summarize it for your future self: the goal, "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 TOO_SMALL = "Nothing to compact (session too small)"
 CANCELLED = "Compaction cancelled"

@@ -18,7 +18,7 @@ from atomic_host.contract.events import (
     SystemPromptEvent,
 )
 from atomic_host.contract.results import InputResult
-from atomic_host.session import summaries
+from atomic_host.engine import summaries
 from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class AgentSession:
         self.recovery_report: dict[str, Any] | None = None
         self.summary_task: asyncio.Task[None] | None = None
         self._temp_dir: str | bool | None = False
-        # compaction (atomic_host/agent/compaction.py): the running job, one overflow recovery per turn
+        # compaction (atomic_host/engine/compaction.py): the running job, one overflow recovery per turn
         self.compaction_job: Any = None
         self.overflow_recovered = False
 
@@ -735,7 +735,7 @@ class AgentSession:
 
 
 def _compaction() -> Any:
-    from atomic_host.agent import compaction
+    from atomic_host.engine import compaction
 
     return compaction
 

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 PROMPT = (
     "Write one plain sentence (at most 120 characters) saying what this coding session is about and "
