@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.contract.records import record
 from atomic_host.contract.tools import resolve
 
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 CommandHandler = Callable[[str, "HostAPI"], "Awaitable[Any] | Any"]
 
 
-@dataclass
+@record
 class SlashCommand:
     """A command a user runs with ``/name args``.
 

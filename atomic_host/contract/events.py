@@ -1,4 +1,4 @@
-"""One dataclass per hook event: what a hook's ``event`` argument carries.
+"""One record (a cheap dataclass, see ``records``) per hook event: what a hook's ``event`` argument carries.
 
 Fields are only ever added (with defaults), never removed or renamed, so old plugins keep working.
 Events a hook may edit say so (``input``'s text, ``tool_call``'s arguments); the others are for reading.
@@ -6,8 +6,9 @@ Events a hook may edit say so (``input``'s text, ``tool_call``'s arguments); the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import ToolResult
@@ -16,7 +17,7 @@ WireEvent = dict[str, Any]
 """An agent event exactly as it is written to the client (``on_event``): a JSON object with ``type``."""
 
 
-@dataclass
+@record
 class SessionStartEvent:
     """``session_start``: a session became active."""
 
@@ -26,14 +27,14 @@ class SessionStartEvent:
     """The location of the session it replaced, if any."""
 
 
-@dataclass
+@record
 class SessionShutdownEvent:
     """``session_shutdown``: the active session is about to be replaced, or the host is exiting."""
 
     reason: str
 
 
-@dataclass
+@record
 class SessionBeforeSwitchEvent:
     """``session_before_switch``: before ``new_session`` / ``switch_session`` / ``import_session``."""
 
@@ -43,7 +44,7 @@ class SessionBeforeSwitchEvent:
     """The session (or file) being opened, for ``resume``."""
 
 
-@dataclass
+@record
 class SessionBeforeForkEvent:
     """``session_before_fork``: before ``fork`` (position ``before``) or ``clone`` (position ``at``)."""
 
@@ -52,7 +53,7 @@ class SessionBeforeForkEvent:
     """before | at"""
 
 
-@dataclass
+@record
 class InputEvent:
     """``input``: user input before the host acts on it; ``text`` and ``images`` may be replaced by
     the results (``InputResult.transform``)."""
@@ -65,7 +66,7 @@ class InputEvent:
     """prompt | steer | follow_up"""
 
 
-@dataclass
+@record
 class BeforeAgentStartEvent:
     """``before_agent_start``: a run is about to start for ``prompt``."""
 
@@ -77,7 +78,7 @@ class BeforeAgentStartEvent:
     """Custom messages earlier plugins added after the user message."""
 
 
-@dataclass
+@record
 class SystemPromptEvent:
     """``system_prompt``: the system prompt of a model call is being built."""
 
@@ -85,7 +86,7 @@ class SystemPromptEvent:
     """Names of the tools the model sees in this call."""
 
 
-@dataclass
+@record
 class ToolCallEvent:
     """``tool_call``: a tool call about to run; mutate ``input`` to rewrite the arguments."""
 
@@ -94,7 +95,7 @@ class ToolCallEvent:
     input: dict[str, Any]
 
 
-@dataclass
+@record
 class ToolResultEvent:
     """``tool_result``: a tool's result before the model sees it (patches from earlier plugins applied)."""
 
@@ -104,14 +105,14 @@ class ToolResultEvent:
     result: ToolResult
 
 
-@dataclass
+@record
 class UserBashEvent:
     """``user_bash``: a direct ``bash`` / ``user_bash`` command from the client."""
 
     command: str
 
 
-@dataclass
+@record
 class SessionCompactEvent:
     """``session_compact``: a compaction boundary was written."""
 
@@ -121,7 +122,7 @@ class SessionCompactEvent:
     """The compaction result, as sent in ``compaction_end``."""
 
 
-@dataclass
+@record
 class SessionBeforeCompactEvent:
     """``session_before_compact``: compaction is about to run."""
 

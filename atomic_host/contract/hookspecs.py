@@ -26,10 +26,10 @@ and ignored. An implementation may be ``async def`` unless the spec is ``sync``;
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from atomic_host.contract.markers import hookspec
+from atomic_host.contract.records import record
 from atomic_host.contract.results import (
     AgentStartResult,
     BashResult,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
 
 
-@dataclass(frozen=True)
+@record
 class HookRule:
     """How the results of one hook's implementations combine."""
 

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from atomic_host.contract.records import field, record
 
 Event = dict[str, Any]
 StreamFn = Callable[[dict[str, Any], dict[str, Any], "StreamOptions"], AsyncIterator[Event]]
 
 
-@dataclass
+@record
 class StreamOptions:
     """Neutral options for one provider request."""
 
@@ -55,7 +56,7 @@ class StreamOptions:
     """Optional shared ``httpx.AsyncClient``."""
 
 
-@dataclass
+@record
 class ApiImpl:
     """One wire API implementation (``model["api"]`` selects it)."""
 
@@ -64,7 +65,7 @@ class ApiImpl:
     plugin: str = ""
 
 
-@dataclass
+@record
 class ProviderInfo:
     """A provider and its model catalog."""
 

@@ -6,25 +6,26 @@ plugins' results add up; ``atomic_host.plugins.dispatch`` applies it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent, ToolResultEvent
 
 
-@dataclass
+@record
 class Cancel:
     """Return from ``session_before_switch`` / ``session_before_fork`` to cancel the operation."""
 
     reason: str | None = None
 
 
-@dataclass
+@record
 class InputResult:
     """Result of an ``input`` hook: handled, or a transform of the text/images."""
 
-    action: Literal["handled", "transform"]
+    action: Literal[handled, transform]
     text: str | None = None
     images: list[dict[str, Any]] | None = None
 
@@ -47,7 +48,7 @@ class InputResult:
         return False
 
 
-@dataclass
+@record
 class ToolCallDecision:
     """Result of a ``tool_call`` hook."""
 
@@ -55,7 +56,7 @@ class ToolCallDecision:
     reason: str | None = None
 
 
-@dataclass
+@record
 class ToolPatch:
     """Result of a ``tool_result`` hook: the fields to replace (``None`` keeps the current value)."""
 
@@ -76,7 +77,7 @@ class ToolPatch:
         return False
 
 
-@dataclass
+@record
 class AgentStartResult:
     """Result of a ``before_agent_start`` hook."""
 
@@ -93,7 +94,7 @@ class AgentStartResult:
         return False
 
 
-@dataclass
+@record
 class BashResult:
     """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it."""
 
@@ -103,7 +104,7 @@ class BashResult:
     truncated: bool = False
 
 
-@dataclass
+@record
 class CompactResult:
     """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
 

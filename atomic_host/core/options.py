@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from atomic_host.contract.records import field, record
 
 
 def csv_list(value: str) -> list[str]:
@@ -10,7 +10,7 @@ def csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-@dataclass
+@record
 class Options:
     mode: str = "rpc"
     prompt: str | None = None

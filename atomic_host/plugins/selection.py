@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import Tool
@@ -23,7 +24,7 @@ class ToolHost(Protocol):
     plugins: PluginHost
 
 
-@dataclass
+@record
 class Selection:
     source: str
     description: str

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from atomic_host.contract.records import field, record
 
 MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
                                   "maxTokens": 16384}
@@ -27,7 +28,7 @@ _KEY_ORDER = ("id", "name", "api", "provider", "baseUrl", "reasoning", "thinking
               "contextWindow", "maxTokens", "samplingParams", "headers", "compat")
 
 
-@dataclass
+@record
 class ProviderConfig:
     """One validated ``providers.<id>`` entry of models.json."""
 
