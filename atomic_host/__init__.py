@@ -1,61 +1,116 @@
 """atomic-host: a plugin-based host for the Atomic coding-agent RPC protocol.
 
-The public extension API is what this module exports; plugins import nothing else from the
-host. Heavy objects are loaded lazily so ``import atomic_host`` stays cheap.
+The public extension API is what this module exports (the contract of :mod:`atomic_host.contract`);
+plugins import nothing else from the host but :mod:`atomic_host.contract` and :mod:`atomic_host.kit`.
+Everything but the hook markers is loaded lazily, so ``import atomic_host`` stays cheap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-PROJECT_NAME = "atomic_host"
-"""pluggy project name, marker name and entry-point group."""
-
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Tool": "atomic_host.tools",
-    "ToolResult": "atomic_host.tools",
-    "ToolContext": "atomic_host.tools",
-    "ToolError": "atomic_host.tools",
-    "SlashCommand": "atomic_host.commands",
-    "ApiImpl": "atomic_host.llm.types",
-    "ProviderInfo": "atomic_host.llm.types",
-    "StreamOptions": "atomic_host.llm.types",
-    "ExtensionAPI": "atomic_host.api",
-    "InputResult": "atomic_host.api",
-    "ToolCallDecision": "atomic_host.api",
-    "Cancel": "atomic_host.api",
+    "Tool": "atomic_host.contract.tools",
+    "ToolResult": "atomic_host.contract.tools",
+    "ToolContext": "atomic_host.contract.tools",
+    "ToolError": "atomic_host.contract.tools",
+    "SlashCommand": "atomic_host.contract.commands",
+    "ApiImpl": "atomic_host.contract.providers",
+    "ProviderInfo": "atomic_host.contract.providers",
+    "StreamOptions": "atomic_host.contract.providers",
+    "HostAPI": "atomic_host.contract.host",
+    "HostError": "atomic_host.contract.errors",
+    "ExtensionAPI": "atomic_host.api",  # the runtime's HostAPI implementation; type plugins with HostAPI
+    "AgentStartResult": "atomic_host.contract.results",
+    "BashResult": "atomic_host.contract.results",
+    "Cancel": "atomic_host.contract.results",
+    "CompactResult": "atomic_host.contract.results",
+    "InputResult": "atomic_host.contract.results",
+    "ToolCallDecision": "atomic_host.contract.results",
+    "ToolPatch": "atomic_host.contract.results",
+    "BeforeAgentStartEvent": "atomic_host.contract.events",
+    "InputEvent": "atomic_host.contract.events",
+    "SessionBeforeCompactEvent": "atomic_host.contract.events",
+    "SessionBeforeForkEvent": "atomic_host.contract.events",
+    "SessionBeforeSwitchEvent": "atomic_host.contract.events",
+    "SessionCompactEvent": "atomic_host.contract.events",
+    "SessionShutdownEvent": "atomic_host.contract.events",
+    "SessionStartEvent": "atomic_host.contract.events",
+    "SystemPromptEvent": "atomic_host.contract.events",
+    "ToolCallEvent": "atomic_host.contract.events",
+    "ToolResultEvent": "atomic_host.contract.events",
+    "UserBashEvent": "atomic_host.contract.events",
 }
 
 __all__ = [
     "PROJECT_NAME",
+    "AgentStartResult",
     "ApiImpl",
+    "BashResult",
+    "BeforeAgentStartEvent",
     "Cancel",
+    "CompactResult",
     "ExtensionAPI",
+    "HostAPI",
+    "HostError",
+    "InputEvent",
     "InputResult",
     "ProviderInfo",
+    "SessionBeforeCompactEvent",
+    "SessionBeforeForkEvent",
+    "SessionBeforeSwitchEvent",
+    "SessionCompactEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
     "SlashCommand",
     "StreamOptions",
+    "SystemPromptEvent",
     "Tool",
     "ToolCallDecision",
+    "ToolCallEvent",
     "ToolContext",
     "ToolError",
+    "ToolPatch",
     "ToolResult",
+    "ToolResultEvent",
+    "UserBashEvent",
     "hookimpl",
     "hookspec",
 ]
 
 if TYPE_CHECKING:
-    from atomic_host.api import Cancel, ExtensionAPI, InputResult, ToolCallDecision
-    from atomic_host.commands import SlashCommand
-    from atomic_host.llm.types import ApiImpl, ProviderInfo, StreamOptions
-    from atomic_host.tools import Tool, ToolContext, ToolError, ToolResult
+    from atomic_host.contract.commands import SlashCommand
+    from atomic_host.contract.errors import HostError
+    from atomic_host.contract.events import (
+        BeforeAgentStartEvent,
+        InputEvent,
+        SessionBeforeCompactEvent,
+        SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent,
+        SessionCompactEvent,
+        SessionShutdownEvent,
+        SessionStartEvent,
+        SystemPromptEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+        UserBashEvent,
+    )
+    from atomic_host.contract.host import HostAPI
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo, StreamOptions
+    from atomic_host.contract.results import (
+        AgentStartResult,
+        BashResult,
+        Cancel,
+        CompactResult,
+        InputResult,
+        ToolCallDecision,
+        ToolPatch,
+    )
+    from atomic_host.contract.tools import Tool, ToolContext, ToolError, ToolResult
 
 
 def __getattr__(name: str) -> Any:

@@ -2,6 +2,6 @@
 
 import sys
 
-from atomic_host.cli import main
+from atomic_host.frontends.cli import main
 
 sys.exit(main())

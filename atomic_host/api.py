@@ -1,87 +1,16 @@
-"""What plugins see of the host: the ``api`` argument of every hook, hook events and results."""
+"""``ExtensionAPI``: the host as plugins use it (the ``api`` argument of every hook); it implements
+:class:`atomic_host.contract.host.HostAPI`. Events and results live in :mod:`atomic_host.contract`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from atomic_host.options import Options
+    from atomic_host.contract.tools import Tool
+    from atomic_host.core.options import Options
     from atomic_host.runtime import Runtime
-    from atomic_host.tools import Tool, ToolResult
-
-
-@dataclass
-class Cancel:
-    """Return from ``session_before_switch`` / ``session_before_fork`` to cancel the operation."""
-
-    reason: str | None = None
-
-
-@dataclass
-class InputResult:
-    """Result of an ``input`` hook: handled, or a transform of the text/images."""
-
-    action: Literal["handled", "transform"]
-    text: str | None = None
-    images: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def handled(cls) -> InputResult:
-        return cls("handled")
-
-    @classmethod
-    def transform(cls, text: str, images: list[dict[str, Any]] | None = None) -> InputResult:
-        return cls("transform", text, images)
-
-
-@dataclass
-class ToolCallDecision:
-    """Result of a ``tool_call`` hook."""
-
-    block: bool = False
-    reason: str | None = None
-
-
-@dataclass
-class HookEvent:
-    """A hook event: ``kind`` names it; the other attributes depend on the hook."""
-
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["data"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("kind", "data"):
-            object.__setattr__(self, name, value)
-        else:
-            self.data[name] = value
-
-
-@dataclass
-class ToolCallEvent:
-    """Event of the ``tool_call`` hook; mutate ``input`` to rewrite the arguments."""
-
-    tool_name: str
-    tool_call_id: str
-    input: dict[str, Any]
-
-
-@dataclass
-class ToolResultEvent:
-    """Event of the ``tool_result`` hook."""
-
-    tool_name: str
-    tool_call_id: str
-    input: dict[str, Any]
-    result: ToolResult
 
 
 class ExtensionAPI:
@@ -203,7 +132,7 @@ class ExtensionAPI:
 
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
         """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
-        from atomic_host.shell import run_shell
+        from atomic_host.kit.shell import run_shell
 
         s = self._rt.require_session()
         r = await run_shell(command, s.cwd, timeout=timeout, session_id=s.session.id)

@@ -11,19 +11,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import ExtensionAPI
-from atomic_host.options import Options
-from atomic_host.paths import agent_dir as default_agent_dir
+from atomic_host.core.options import Options
+from atomic_host.core.paths import agent_dir as default_agent_dir
+from atomic_host.core.settings import Settings
+from atomic_host.frontends.rpc.io import Output
+from atomic_host.frontends.rpc.ui import RpcUI
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
+from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
-from atomic_host.registry import CommandRegistry, ToolRegistry
-from atomic_host.rpc.io import Output
-from atomic_host.rpc.ui import RpcUI
-from atomic_host.settings import Settings
+from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
-    from atomic_host.llm.types import ApiImpl, ProviderInfo
-    from atomic_host.models.registry import ModelRegistry
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from atomic_host.core.models.registry import ModelRegistry
+    from atomic_host.engine.agent_session import AgentSession
     from atomic_host.session.store.base import SessionStore
 
 
@@ -34,7 +35,7 @@ class Runtime:
         self.options = options
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
-        from atomic_host.models.registry import register_startup_credentials
+        from atomic_host.core.models.registry import register_startup_credentials
 
         # Before any plugin loads: a plugin may print a key at import time.
         register_startup_credentials(self.agent_dir, os.environ, options.api_key)
@@ -51,6 +52,8 @@ class Runtime:
         self.plugins.hook_timeout_s = self.settings.int("hookTimeoutMs", 30000) / 1000
         self.plugins.waiting_on_user = lambda: bool(self.ui.pending)
         self.watchdog: Any = None
+        self.hooks = Dispatcher(self.plugins, self.api)
+        """Every hook call goes through here (the combining rules live in the hookspecs)."""
         self.tools = ToolRegistry(self.extension_error)
         self.commands = CommandRegistry()
         self.providers: list[ProviderInfo] = []
@@ -84,7 +87,7 @@ class Runtime:
         for record in list(self.plugins.records.values()):
             if record.status == "loaded":
                 self.collect(record)
-        from atomic_host.tool_selection import apply_selection
+        from atomic_host.plugins.selection import apply_selection
 
         apply_selection(self)
 
@@ -111,17 +114,14 @@ class Runtime:
 
     def collect(self, record: PluginRecord) -> None:
         """Run one plugin's contribution hooks and file what it registered under its name."""
-        from atomic_host.llm.types import ApiImpl, ProviderInfo
+        from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
         name, path = record.name, record.path
-        for _plugin, _ in self.plugins.call_each(
-            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path), api=self.api
-        ):
-            pass
-        for _plugin, _ in self.plugins.call_each(
-            "register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path), api=self.api
-        ):
-            pass
+        builtin = record.source == "builtin"
+        self.hooks.call(
+            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path, builtin=builtin)
+        )
+        self.hooks.call("register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path))
 
         def register_provider(item: ApiImpl | ProviderInfo) -> None:
             item.plugin = name
@@ -132,10 +132,7 @@ class Runtime:
             else:
                 raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
-        for _plugin, _ in self.plugins.call_each(
-            "register_providers", plugin=name, register=register_provider, api=self.api
-        ):
-            pass
+        self.hooks.call("register_providers", plugin=name, register=register_provider)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 
@@ -147,7 +144,7 @@ class Runtime:
 
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""
-        from atomic_host.tool_selection import apply_selection
+        from atomic_host.plugins.selection import apply_selection
 
         paths, self.pending_reload = self.pending_reload, set()
         for path in sorted(paths):
@@ -203,7 +200,7 @@ class Runtime:
     @property
     def models(self) -> ModelRegistry:
         if self._models is None:
-            from atomic_host.models.registry import ModelRegistry
+            from atomic_host.core.models.registry import ModelRegistry
 
             self._models = ModelRegistry(
                 self.agent_dir,
@@ -211,6 +208,7 @@ class Runtime:
                 self.apis,
                 cli_api_key=self.options.api_key,
                 cli_provider=self.options.provider,
+                builtin_plugins={n for n, r in self.plugins.records.items() if r.source == "builtin"},
             )
             for err in getattr(self._models, "errors", []) or []:
                 print(f"atomic: {err}", file=sys.stderr)
@@ -222,7 +220,7 @@ class Runtime:
         proxy = self.settings.get("proxy")
         proxy = proxy if isinstance(proxy, str) else None
         if self._http is None or self._http_proxy != proxy:  # a reloaded "proxy" setting gets a new client
-            from atomic_host.llm.http_client import new_http_client
+            from atomic_host.kit.llm.http_client import new_http_client
 
             self._http, self._http_proxy = new_http_client(proxy=proxy), proxy
         return self._http
@@ -256,15 +254,15 @@ class Runtime:
         return self.session
 
     async def start(self) -> None:
+        from atomic_host.engine.agent_session import AgentSession
         from atomic_host.plugins.watchdog import DEFAULT_STALL_MS, start_watchdog
-        from atomic_host.session.agent_session import AgentSession
 
         self.load_plugins()
         self.watchdog = start_watchdog(
             self.settings.int("loopStallMs", DEFAULT_STALL_MS), lambda: self.plugins.module_owners
         )
         self.session = await AgentSession.open_initial(self)
-        await self.plugins.acall_each("host_start", api=self.api)
+        await self.hooks.acall("host_start")
         if self.options.watch or self.settings.bool("watchExtensions", False):
             self.watch_task = asyncio.create_task(self.watch_extensions())
 
@@ -277,7 +275,7 @@ class Runtime:
         self.ui.cancel_all()
         if self.session is not None:
             await self.session.close(reason="quit")
-        await self.plugins.acall_each("host_shutdown", api=self.api)
+        await self.hooks.acall("host_shutdown")
         if self._http is not None:
             await self._http.aclose()
         for state in self.tool_state.values():

@@ -73,7 +73,7 @@ class Host:
 def assert_protocol_lines(lines: list[str]) -> None:
     """Validate each line against the protocol schema; raises on the first bad one."""
     from atomic_host.client import loads_deep
-    from atomic_host.protocol import validate_output_line
+    from atomic_host.core.protocol import validate_output_line
 
     assert lines, "host printed nothing"
     for line in lines:

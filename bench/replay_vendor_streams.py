@@ -68,7 +68,7 @@ TOOLS_EXTENSION = '''
 """Tools the recordings call; each answers with the arguments it got."""
 import json
 from atomic_host import hookimpl
-from atomic_host.tools import Tool
+from atomic_host.contract.tools import Tool
 
 NAMES = ["get_weather", "make_file", "pelican_name_generator", "fixed_version", "calculator",
          "GetWeatherArgs", "get_stock_price"]

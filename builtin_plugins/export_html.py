@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from atomic_host import secrets
+from atomic_host.kit import secrets
 
 _IMAGE_MIMES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 
 if TYPE_CHECKING:
-    from atomic_host.api import ExtensionAPI
+    from atomic_host.contract.host import HostAPI
 
 DESCRIPTION_CHARS = 60
 
@@ -134,7 +134,7 @@ def markdown_files(path: Path) -> list[Path]:
     return []
 
 
-def explicit_paths(api: ExtensionAPI, setting: str, option: str) -> list[Path]:
+def explicit_paths(api: HostAPI, setting: str, option: str) -> list[Path]:
     """Paths from a settings list and a repeatable CLI option; relative ones are against cwd."""
     value = api.settings.get(setting) or []
     raw: list[Any] = [value] if isinstance(value, str) else list(value)
@@ -148,7 +148,7 @@ def explicit_paths(api: ExtensionAPI, setting: str, option: str) -> list[Path]:
     return paths
 
 
-def template_sources(api: ExtensionAPI) -> Iterable[tuple[Path, str]]:
+def template_sources(api: HostAPI) -> Iterable[tuple[Path, str]]:
     """``(file, location)`` in precedence order: user, project (trusted), explicit."""
     for f in markdown_files(Path(api.agent_dir) / "prompts"):
         yield f, "user"
@@ -162,7 +162,7 @@ def template_sources(api: ExtensionAPI) -> Iterable[tuple[Path, str]]:
             yield f, "path"
 
 
-def load_templates(api: ExtensionAPI) -> list[SlashCommand]:
+def load_templates(api: HostAPI) -> list[SlashCommand]:
     """Every template, first of a name wins (the same file reached twice counts once)."""
     found: dict[str, SlashCommand] = {}
     for path, location in template_sources(api):
@@ -175,6 +175,6 @@ def load_templates(api: ExtensionAPI) -> list[SlashCommand]:
 
 
 @hookimpl
-def register_commands(register: Callable[[SlashCommand], None], api: ExtensionAPI) -> None:
+def register_commands(register: Callable[[SlashCommand], None], api: HostAPI) -> None:
     for command in load_templates(api):
         register(command)

@@ -18,19 +18,20 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 
 if TYPE_CHECKING:
-    from atomic_host.api import ExtensionAPI
+    from atomic_host.contract.events import SystemPromptEvent
+    from atomic_host.contract.host import HostAPI
 
 SKILL_FILE = "SKILL.md"
 _VALID_NAME = re.compile(r"^[a-z0-9-]{1,64}$")
 _SKIP_DIRS = {"node_modules"}
 
-_loaded: weakref.WeakKeyDictionary[ExtensionAPI, list[Skill]] = weakref.WeakKeyDictionary()
+_loaded: weakref.WeakKeyDictionary[HostAPI, list[Skill]] = weakref.WeakKeyDictionary()
 """Skills found by the last ``register_commands`` per host, for :func:`skills_prompt`."""
 
 
@@ -123,7 +124,7 @@ def ancestor_dirs(cwd: Path) -> list[Path]:
     return dirs
 
 
-def skill_sources(api: ExtensionAPI) -> Iterator[tuple[Path, str, bool]]:
+def skill_sources(api: HostAPI) -> Iterator[tuple[Path, str, bool]]:
     """``(dir or file, location, root *.md files count)`` in precedence order."""
     from builtin_plugins.prompts import explicit_paths
 
@@ -140,7 +141,7 @@ def skill_sources(api: ExtensionAPI) -> Iterator[tuple[Path, str, bool]]:
         yield p, "path", True
 
 
-def load_skills(api: ExtensionAPI) -> list[Skill]:
+def load_skills(api: HostAPI) -> list[Skill]:
     """Every loadable skill, in search order, with its command name assigned."""
     skills: list[Skill] = []
     files: set[str] = set()
@@ -183,7 +184,7 @@ def expand_skill(skill: Skill, args: str) -> str:
     return f"{block}\n\n{args}" if args else block
 
 
-def skills_prompt(api: ExtensionAPI) -> str:
+def skills_prompt(api: HostAPI) -> str:
     """System-prompt section listing the skills the model may load itself.
 
     '' when there are none, or when this plugin is not registered (disabled or unloaded): the
@@ -201,7 +202,7 @@ def skills_prompt(api: ExtensionAPI) -> str:
 
 
 @hookimpl
-def system_prompt(event: Any, api: ExtensionAPI) -> str | None:
+def system_prompt(event: SystemPromptEvent, api: HostAPI) -> str | None:
     """List model-invocable skills when the model can read their files."""
     if "read" not in event.tools:
         return None
@@ -209,12 +210,12 @@ def system_prompt(event: Any, api: ExtensionAPI) -> str | None:
 
 
 @hookimpl
-def plugin_unload(api: ExtensionAPI) -> None:
+def plugin_unload(api: HostAPI) -> None:
     _loaded.pop(api, None)
 
 
 @hookimpl
-def register_commands(register: Callable[[SlashCommand], None], api: ExtensionAPI) -> None:
+def register_commands(register: Callable[[SlashCommand], None], api: HostAPI) -> None:
     skills = load_skills(api)
     _loaded[api] = skills
     if api.settings.get("enableSkillCommands") is False:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_host import hookimpl
-from atomic_host.tools import Tool, ToolContext, ToolResult
+from atomic_host.contract.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -10,17 +10,17 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from atomic_host import secrets
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
-from atomic_host.llm.complete import assistant_message, failed
-from atomic_host.llm.stream import ABORTED_MESSAGE
-from atomic_host.llm.types import StreamOptions
-from atomic_host.llm.usage import empty_usage
-from atomic_host.rpc.io import dumps
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.core.jsonfast import dumps
+from atomic_host.kit import secrets
+from atomic_host.kit.llm.complete import assistant_message, failed
+from atomic_host.kit.llm.stream import ABORTED_MESSAGE
+from atomic_host.kit.llm.usage import empty_usage
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 ZERO_USAGE = empty_usage()
 """Read-only: the usage sent while a provider has reported none."""
@@ -35,7 +35,7 @@ class _UpdateEmitter:
     message while deltas arrive hundreds of times, so its JSON is encoded once per change.
 
     Once the host knows a credential, each content block's deltas go through a
-    :class:`~atomic_host.secrets.StreamMasker`: a credential split across two deltas is held back
+    :class:`~atomic_host.kit.secrets.StreamMasker`: a credential split across two deltas is held back
     until it can be masked whole, so the joined deltas equal the masked text of ``message_end``."""
 
     def __init__(self, emit: Any) -> None:

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from atomic_host.tempdirs import _ensure_private_dir, sanitize_id
-from atomic_host.tools import ToolResult
+from atomic_host.contract.tools import ToolResult
+from atomic_host.kit.fsio import private_dir
+from atomic_host.kit.tempdirs import sanitize_id
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
-    from atomic_host.tools import Tool
+    from atomic_host.contract.tools import Tool
+
+
+class _StoredSession(Protocol):
+    location: str | None
+
+
+class ResultOwner(Protocol):
+    """What persisting needs of the running session: where it is stored and its private temp dir."""
+
+    @property
+    def session(self) -> _StoredSession: ...
+
+    def temp_dir(self) -> str | None: ...
 
 DEFAULT_MAX_CHARS = 50_000
 PREVIEW_BYTES = 2000
-SELF_BOUNDED = frozenset({"bash", "read"})
-"""Built-in tools that truncate and persist their own output."""
 
 
 def result_limit(tool: Tool | None) -> int:
@@ -31,12 +42,10 @@ def result_limit(tool: Tool | None) -> int:
         return DEFAULT_MAX_CHARS
     if tool.max_result_chars is not None:
         return max(0, tool.max_result_chars)
-    if tool.name in SELF_BOUNDED and tool.plugin.startswith("builtin_plugins"):
-        return 0
     return DEFAULT_MAX_CHARS
 
 
-def results_dir(agent: AgentSession) -> Path | None:
+def results_dir(agent: ResultOwner) -> Path | None:
     """Create (if needed) and return the private ``tool-results`` directory, or None if refused."""
     location = agent.session.location
     if location and location.endswith(".jsonl"):
@@ -51,7 +60,7 @@ def results_dir(agent: AgentSession) -> Path | None:
     if base is None:
         return None
     path = base / "tool-results"
-    return path if _ensure_private_dir(path) else None
+    return path if private_dir(path) else None
 
 
 def _write_private(path: Path, text: str) -> bool:
@@ -90,7 +99,7 @@ def persisted_block(text: str, path: str | None) -> str:
 
 
 def persist_if_oversized(
-    agent: AgentSession, tool: Tool | None, call_id: str, result: ToolResult
+    agent: ResultOwner, tool: Tool | None, call_id: str, result: ToolResult
 ) -> ToolResult:
     """Return ``result`` unchanged, or with its text replaced by a ``<persisted-output>`` block."""
     limit = result_limit(tool)

@@ -8,15 +8,16 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host import secrets
 from atomic_host.agent.oversized import persist_if_oversized
-from atomic_host.api import ToolCallDecision, ToolCallEvent, ToolResultEvent
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
+from atomic_host.contract.results import ToolCallDecision
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.kit import secrets
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 ABORT_GRACE_S = 1.0
 """After an abort, how long a tool call may take to end on its own (bash kills its process group

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.tools import ToolResult
+from atomic_host.contract.tools import ToolResult
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.engine.agent_session import AgentSession
 
 
 def truncated_call_text(name: str) -> str:

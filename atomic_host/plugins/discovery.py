@@ -45,7 +45,7 @@ def saved_trust(agent_dir: Path, cwd: str) -> bool | None:
 
 
 def save_trust(agent_dir: Path, cwd: str, trusted: bool) -> None:
-    from atomic_host.paths import atomic_write
+    from atomic_host.kit.fsio import atomic_write
 
     path = trust_file(agent_dir)
     try:

@@ -23,7 +23,8 @@ from typing import Any
 
 import pluggy
 
-from atomic_host import PROJECT_NAME, hookspecs
+from atomic_host.contract import hookspecs
+from atomic_host.contract.markers import PROJECT_NAME
 
 ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""

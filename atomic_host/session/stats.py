@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from atomic_host.session.agent_session import AgentSession
+    from atomic_host.session.tree import Session
+
+
+class StatsSource(Protocol):
+    """What the stats read of a running session: its entries, its model and its LLM context."""
+
+    session: Session
+    model: dict[str, Any] | None
+    messages: list[dict[str, Any]]
 
 
 def _chars(message: dict[str, Any]) -> int:
-    from atomic_host.llm.context import message_chars
+    from atomic_host.kit.llm.context import message_chars
 
     n = message_chars(message)
     if message.get("role") == "bashExecution":
@@ -41,7 +49,7 @@ def context_estimate(messages: list[dict[str, Any]]) -> int:
     return tokens
 
 
-def session_stats(agent: AgentSession) -> dict[str, Any]:
+def session_stats(agent: StatsSource) -> dict[str, Any]:
     session = agent.session
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0

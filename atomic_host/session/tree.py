@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from atomic_host import secrets
+from atomic_host.kit import secrets
+from atomic_host.kit.messages import message_text
 from atomic_host.session.ids import ms_from_iso, new_entry_id, now_iso
 
 
@@ -35,22 +36,6 @@ class SessionWriter(Protocol):
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
-
-
-def message_text(message: dict[str, Any] | None, sep: str = "") -> str:
-    """The text blocks of a message's content joined with ``sep`` (a string content as is)."""
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return sep.join(
-        b["text"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
 
 
 def is_assistant_entry(entry: dict[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from atomic_host import hookimpl
-from atomic_host.tools import Tool
+from atomic_host.contract.tools import Tool
 
 DESCRIPTION = """\
 Run a JavaScript program in a fresh QuickJS sandbox that can call your other tools, to compose \

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import Tool, ToolContext, ToolResult
+from atomic_host.contract.tools import Tool, ToolContext, ToolResult
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 DEFAULT_TIMEOUT = 30.0

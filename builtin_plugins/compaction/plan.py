@@ -40,7 +40,7 @@ def _usage_in(message: dict[str, Any]) -> int:
 
 def is_overflow_answer(message: dict[str, Any], context_window: int) -> bool:
     """An overflow error, or usage already beyond the context window (checked before parsing)."""
-    from atomic_host.agent.errors import is_context_overflow
+    from atomic_host.kit.llm.errors import is_context_overflow
 
     if message.get("stopReason") == "error" and is_context_overflow(message, context_window):
         return True
@@ -48,7 +48,7 @@ def is_overflow_answer(message: dict[str, Any], context_window: int) -> bool:
 
 
 def _classify_failure(message: dict[str, Any]) -> PlanFailed:
-    from atomic_host.agent.errors import classify
+    from atomic_host.kit.llm.errors import classify
 
     text = message.get("errorMessage") or "provider error"
     if message.get("stopReason") == "aborted":

@@ -2,7 +2,7 @@
 faux wire APIs, plus the ``faux`` provider catalog.
 
 Stream functions are registered as ``"module:function"`` strings so httpx loads on first use.
-The anthropic/openai model catalogs live in ``atomic_host.models``.
+The anthropic/openai model catalogs live in ``atomic_host.core.models``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def faux_enabled(api: Any) -> bool:
 
 @hookimpl
 def register_providers(register: Any, api: Any) -> None:
-    from atomic_host.llm.types import ApiImpl, ProviderInfo
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
     for name, target in APIS.items():
         register(ApiImpl(api=name, stream=target))

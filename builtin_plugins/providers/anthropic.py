@@ -6,10 +6,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from atomic_host.llm.context import clamp_max_tokens, transform_messages
-from atomic_host.llm.http import WireParser, drive
-from atomic_host.llm.stream import AssistantStream, Event
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.context import clamp_max_tokens, transform_messages
+from atomic_host.kit.llm.http import WireParser, drive
+from atomic_host.kit.llm.stream import AssistantStream, Event
 
 API = "anthropic-messages"
 DEFAULT_BASE_URL = "https://api.anthropic.com"

@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
-from atomic_host.llm.stream import AssistantStream, Event
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.stream import AssistantStream, Event
 
 PROVIDER_ID = "faux"
 MODEL_ID = "faux-1"

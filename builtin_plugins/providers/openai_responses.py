@@ -6,11 +6,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from atomic_host.llm.context import clamp_max_tokens, text_of, transform_messages
-from atomic_host.llm.http import WireParser, bearer, drive, request_headers
-from atomic_host.llm.stream import AssistantStream, Event
-from atomic_host.llm.types import StreamOptions
-from atomic_host.llm.wire_errors import error_code, error_message
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
+from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
+from atomic_host.kit.llm.stream import AssistantStream, Event
+from atomic_host.kit.llm.wire_errors import error_code, error_message
 
 API = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -86,11 +86,14 @@ TOOLS: dict[str, tuple[str, str]] = {
 
 
 OPT_IN = frozenset({"ls"})
+NEEDS_UI = frozenset({"ask_user_question"})
+SELF_BOUNDED = frozenset({"bash", "read"})
+"""Tools that truncate their own output and save the full text to a file."""
 
 
 def make_tools() -> list[object]:
     """The Tool objects, in registration order."""
-    from atomic_host.tools import Tool
+    from atomic_host.contract.tools import Tool
 
     return [
         Tool(
@@ -102,6 +105,8 @@ def make_tools() -> list[object]:
             source="built-in",
             source_path=f"<builtin:{name}>",
             opt_in=name in OPT_IN,
+            needs_ui=name in NEEDS_UI,
+            max_result_chars=0 if name in SELF_BOUNDED else None,
         )
         for name, (label, description) in TOOLS.items()
     ]

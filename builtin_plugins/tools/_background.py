@@ -63,7 +63,7 @@ def start(
     env: dict[str, str] | None = None,
 ) -> BackgroundProcess:
     """Start ``command`` detached from our pipes; stdout+stderr go to ``<log_dir>/atomic-bg-<id>-….log``."""
-    from atomic_host.tempdirs import new_private_file
+    from atomic_host.kit.tempdirs import new_private_file
 
     reg = registry(state)
     reg.counter += 1
@@ -92,7 +92,7 @@ def start(
 
 async def stop(bp: BackgroundProcess, grace: float = 2.0) -> None:
     """Stop the process group (SIGTERM, then SIGKILL after ``grace`` s)."""
-    from atomic_host.shell import terminate_group
+    from atomic_host.kit.shell import terminate_group
 
     await terminate_group(bp.proc, grace)
     bp.proc.poll()

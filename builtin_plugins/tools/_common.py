@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from atomic_host.tools import ToolError
+from atomic_host.contract.tools import ToolError
 
 
 def resolve_path(path: str, cwd: str) -> Path:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolResult
 
 DEFAULT_TIMEOUT = 300.0
 NO_UI = "Error: UI not available (running in non-interactive mode)"

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 
 DEFAULT_TIMEOUT = 300
 MAX_TIMEOUT = 3600
@@ -30,7 +30,7 @@ class Params(BaseModel):
 
 
 def _temp_dir(ctx: ToolContext) -> Path | None:
-    from atomic_host.tempdirs import session_temp_dir
+    from atomic_host.kit.tempdirs import session_temp_dir
 
     d = ctx.temp_dir()
     return Path(d) if d else session_temp_dir(ctx.session_id)
@@ -53,7 +53,7 @@ def _timeout(value: float | None) -> int:
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
-    from atomic_host.shell import OutputTail, run_shell
+    from atomic_host.kit.shell import OutputTail, run_shell
     from builtin_plugins.tools._common import resolve_path
 
     if not params.command.strip():

@@ -8,7 +8,7 @@ import time
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_path, resolve_path
 
 TIME_BUDGET_SECONDS = 5.0

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
-from atomic_host.truncate import DEFAULT_MAX_BYTES, truncate_head
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, truncate_head
 from builtin_plugins.tools._common import display_path, looks_binary, resolve_path
 
 IMAGE_MAX_BYTES = 20 * 1024 * 1024

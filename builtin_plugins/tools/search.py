@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_path, looks_binary, resolve_path
 
 FILES_PER_PAGE = 20

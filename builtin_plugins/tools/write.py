@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import atomic_write, count_lines, display_path, resolve_path
 
 

@@ -125,7 +125,7 @@ async def test_parallel_bash_wall_time(agent_host: Any) -> None:
 
 HOOK_PLUGIN = """
 from atomic_host import hookimpl
-from atomic_host.api import ToolCallDecision
+from atomic_host.contract.results import ToolCallDecision
 
 
 @hookimpl

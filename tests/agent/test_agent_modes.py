@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from atomic_host.protocol import validate_output_line
+from atomic_host.core.protocol import validate_output_line
 
 
 def _run(tmp_path: Path, step: object, *args: str) -> subprocess.CompletedProcess[str]:

@@ -168,7 +168,7 @@ async def test_steer_on_empty_session_stays_queued(agent_host: Any) -> None:
 async def test_steer_rejects_extension_commands(agent_host: Any, tmp_path: Any) -> None:
     plugin = tmp_path / "cmd_ext.py"
     plugin.write_text(
-        "from atomic_host import hookimpl\nfrom atomic_host.commands import SlashCommand\n\n"
+        "from atomic_host import hookimpl\nfrom atomic_host.contract.commands import SlashCommand\n\n"
         "@hookimpl\ndef register_commands(register):\n"
         "    register(SlashCommand(name='hello', description='hi', handler=lambda args, api: None))\n"
     )

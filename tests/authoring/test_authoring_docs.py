@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host import PROJECT_NAME, hookspecs
+from atomic_host.contract import hookspecs
+from atomic_host.contract.markers import PROJECT_NAME
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HOOKS_MD = DOCS / "hooks.md"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from atomic_host.tools import Tool, ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import Tool, ToolContext, ToolError, ToolResult
 
 
 class AddParams(BaseModel):

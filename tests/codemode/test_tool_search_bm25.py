@@ -8,7 +8,7 @@ import math
 from pydantic import BaseModel, Field
 
 import builtin_plugins.tool_search as ts
-from atomic_host.tools import Tool, ToolContext
+from atomic_host.contract.tools import Tool, ToolContext
 
 
 class FetchParams(BaseModel):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from commands_helpers import write
 
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 from builtin_plugins.frontmatter import parse_yaml_subset, split_frontmatter
 from builtin_plugins.prompts import first_line_description, load_templates, split_args, substitute_args
 from builtin_plugins.skills import expand_skill, load_skills, plugin_unload, register_commands, skills_prompt

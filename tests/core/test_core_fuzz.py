@@ -7,7 +7,7 @@ import itertools
 import json
 import random
 
-from atomic_host.protocol.commands import COMMANDS
+from atomic_host.core.protocol.commands import COMMANDS
 from atomic_host.testing import start_host
 
 VALUES = [None, 0, -1, 1.5, True, "", "x", "../../etc/passwd", [], {}, {"a": [1, {"b": None}]}, "é\u2028" * 50]

@@ -3,7 +3,7 @@ abandoned branch with the model."""
 
 from __future__ import annotations
 
-from atomic_host.protocol import validate_output_line
+from atomic_host.core.protocol import validate_output_line
 from atomic_host.testing import start_host
 
 

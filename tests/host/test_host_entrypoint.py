@@ -28,7 +28,7 @@ ep_demo = "atomic_ep_demo"
 
 MODULE = """\
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 
 
 def _run(args, api):

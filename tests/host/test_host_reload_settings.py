@@ -11,7 +11,7 @@ from host_helpers import errors_of, poll
 
 V1 = """\
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 
 
 @hookimpl

@@ -6,9 +6,9 @@ import pluggy
 import pytest
 
 from atomic_host import PROJECT_NAME, hookspec
-from atomic_host.llm.types import ProviderInfo
-from atomic_host.models.catalog import builtin_providers, provenance
-from atomic_host.models.thinking import LEVELS
+from atomic_host.contract.providers import ProviderInfo
+from atomic_host.core.models.thinking import LEVELS
+from builtin_plugins.catalog.data import builtin_providers, provenance
 
 REQUIRED = {
     "id": str,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from atomic_host.agent.errors import (
+from atomic_host.kit.llm.errors import (
     classify,
     is_canned_refusal,
     is_context_overflow,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host.models.catalog import builtin_providers
-from atomic_host.models.refs import parse_model_ref, resolve_model
-from atomic_host.models.registry import ModelRegistry
+from atomic_host.core.models.refs import parse_model_ref, resolve_model
+from atomic_host.core.models.registry import ModelRegistry
+from builtin_plugins.catalog.data import builtin_providers
 
 
 @pytest.mark.parametrize(

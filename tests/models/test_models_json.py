@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from atomic_host.models.catalog import builtin_providers
-from atomic_host.models.registry import ModelRegistry
+from atomic_host.core.models.registry import ModelRegistry
+from builtin_plugins.catalog.data import builtin_providers
 
 OLLAMA = {
     "baseUrl": "http://localhost:11434/v1",

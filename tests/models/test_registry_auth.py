@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host.llm.types import ApiImpl, ProviderInfo
-from atomic_host.models.auth_store import AuthFileError
-from atomic_host.models.catalog import builtin_providers
-from atomic_host.models.registry import ModelRegistry
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from atomic_host.core.models.auth_store import AuthFileError
+from atomic_host.core.models.registry import ModelRegistry
+from builtin_plugins.catalog.data import builtin_providers
 
 
 def make(tmp_path: Path, env: dict[str, str] | None = None, **kw: object) -> ModelRegistry:
@@ -166,7 +166,9 @@ def test_always_authenticated_and_extension_providers(tmp_path: Path) -> None:
         models=[{"id": "acme-1"}],
     )
     env = {"ACME_KEY": "k"}
-    reg = ModelRegistry(tmp_path, [*builtin_providers(), faux, ext], {}, env=env)
+    reg = ModelRegistry(
+        tmp_path, [*builtin_providers(), faux, ext], {}, env=env, builtin_plugins={"builtin_plugins.catalog"}
+    )
     assert [m["id"] for m in reg.available()] == ["faux-1", "acme-1"]
     model = reg.find("faux", "faux-1")
     assert model == {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from atomic_host.models.thinking import LEVELS, clamp, map_value, next_level, supported_levels
+from atomic_host.core.models.thinking import LEVELS, clamp, map_value, next_level, supported_levels
 
 PLAIN = {"id": "plain", "reasoning": True}
 GPT5 = {"id": "gpt-5", "reasoning": True, "thinkingLevelMap": {"off": None}}

@@ -1,8 +1,8 @@
 """A healthy plugin: one slash command (``/hello``) and one tool (``hello_tool``)."""
 
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
-from atomic_host.tools import Tool, ToolResult
+from atomic_host.contract.commands import SlashCommand
+from atomic_host.contract.tools import Tool, ToolResult
 
 
 def _hello(args: str, api) -> None:

@@ -3,7 +3,7 @@
 import sys
 
 from atomic_host import hookimpl
-from atomic_host.commands import SlashCommand
+from atomic_host.contract.commands import SlashCommand
 
 print("NOISE-AT-IMPORT")
 sys.stdout.write("NOISE-WRITE\n")

@@ -7,8 +7,8 @@ import typing
 import pytest
 from protocol_command_lists import ALL_COMMANDS
 
-from atomic_host.protocol.commands import COMMANDS, Command
-from atomic_host.protocol.validate import parse_command
+from atomic_host.core.protocol.commands import COMMANDS, Command
+from atomic_host.core.protocol.validate import parse_command
 
 # One fully populated example per command, in wire spelling.
 FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {

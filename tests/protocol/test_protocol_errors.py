@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from atomic_host.protocol.validate import CommandError, parse_command
+from atomic_host.core.protocol.validate import CommandError, parse_command
 
 CASES = [
     ({"type": "set_model", "provider": "a"}, "set_model", "Missing required field: modelId"),

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from atomic_host.protocol.events import EVENTS, OutputError, validate_output_line
+from atomic_host.core.protocol.events import EVENTS, OutputError, validate_output_line
 
 USAGE = {
     "input": 1,
@@ -181,9 +181,9 @@ def test_event_models_dump_to_the_wire() -> None:
 
 def test_importing_the_package_is_cheap() -> None:
     code = (
-        "import sys, atomic_host.protocol as p\n"
+        "import sys, atomic_host.core.protocol as p\n"
         "assert 'pydantic' not in sys.modules, 'package import pulled in pydantic'\n"
-        "from atomic_host.protocol import commands\n"
+        "from atomic_host.core.protocol import commands\n"
         "assert not any(c.__pydantic_complete__ for c in commands.COMMANDS.values()), 'built at import'\n"
         "p.parse_command({'type': 'get_state'})\n"
         "assert not commands.GetStateCommand.__pydantic_complete__, 'get_state built a validator'\n"

@@ -6,10 +6,10 @@ import json
 import re
 from pathlib import Path
 
-from atomic_host.protocol.commands import COMMANDS
-from atomic_host.protocol.events import EVENTS
-from atomic_host.protocol.responses import RESPONSE_DATA
-from atomic_host.protocol.schema import dumps_schema, protocol_schema, write_schema
+from atomic_host.core.protocol.commands import COMMANDS
+from atomic_host.core.protocol.events import EVENTS
+from atomic_host.core.protocol.responses import RESPONSE_DATA
+from atomic_host.core.protocol.schema import dumps_schema, protocol_schema, write_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
 
@@ -18,7 +18,7 @@ def test_schema_file_is_up_to_date() -> None:
     committed = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.exists() else ""
     assert committed == dumps_schema(), (
         "docs/protocol.schema.json is stale; regenerate it with: atomic schema > docs/protocol.schema.json"
-        " (or: python -m atomic_host.protocol.schema > docs/protocol.schema.json)"
+        " (or: python -m atomic_host.core.protocol.schema > docs/protocol.schema.json)"
     )
 
 

@@ -16,11 +16,11 @@ import pytest
 from protocol_command_lists import RPC_DOCUMENT_COMMANDS
 from pydantic import TypeAdapter
 
-from atomic_host.protocol.commands import COMMANDS
-from atomic_host.protocol.events import EVENTS, validate_output_line
-from atomic_host.protocol.messages import AgentMessage
-from atomic_host.protocol.model import Model
-from atomic_host.protocol.validate import parse_command
+from atomic_host.core.protocol.commands import COMMANDS
+from atomic_host.core.protocol.events import EVENTS, validate_output_line
+from atomic_host.core.protocol.messages import AgentMessage
+from atomic_host.core.protocol.model import Model
+from atomic_host.core.protocol.validate import parse_command
 
 _CANDIDATES = [
     os.environ.get("ATOMIC_RPC_SPEC", ""),

@@ -10,7 +10,7 @@ import pytest
 from helpers import SIMPLE_CONTEXT, anthropic_model, collect, final, types
 from sse_server import Reply, SSEServer, anthropic_frames
 
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
 from builtin_plugins.providers.anthropic import stream
 
 

@@ -9,10 +9,10 @@ import pluggy
 import pytest
 
 from atomic_host import PROJECT_NAME, hookspec
-from atomic_host.llm.context import clamp_max_tokens, normalize_tool_call_id, transform_messages
-from atomic_host.llm.json_parse import parse_streaming_json
-from atomic_host.llm.types import ApiImpl, ProviderInfo
-from atomic_host.llm.usage import calculate_cost, empty_usage
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from atomic_host.kit.llm.context import clamp_max_tokens, normalize_tool_call_id, transform_messages
+from atomic_host.kit.llm.json_parse import parse_streaming_json
+from atomic_host.kit.llm.usage import calculate_cost, empty_usage
 
 
 @pytest.mark.parametrize(

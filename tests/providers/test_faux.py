@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import collect, final, types
 
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
 from builtin_plugins.providers import faux, faux_model
 
 CTX = {"systemPrompt": "sys", "messages": [{"role": "user", "content": "hello", "timestamp": 1}], "tools": []}

@@ -8,7 +8,7 @@ import pytest
 from helpers import SIMPLE_CONTEXT, collect, final, openai_model, types
 from sse_server import SSEServer, responses_frames
 
-from atomic_host.llm.types import StreamOptions
+from atomic_host.contract.providers import StreamOptions
 from builtin_plugins.providers.openai_responses import stream
 
 REASONING_ITEM = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAA"}

@@ -1,4 +1,4 @@
-"""Unit and property tests of :mod:`atomic_host.secrets`: the mask, the JSON and object forms, the
+"""Unit and property tests of :mod:`atomic_host.kit.secrets`: the mask, the JSON and object forms, the
 stream masker (secrets split across pieces), the stdio wrapper, and linear cost."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from atomic_host.secrets import MIN_SECRET_LENGTH, MaskedTextStream, SecretSet, marker
+from atomic_host.kit.secrets import MIN_SECRET_LENGTH, MaskedTextStream, SecretSet, marker
 
 # Secrets never contain "[" or "]": a marker then cannot combine with its neighbours into one.
 SECRET_CHARS = st.characters(blacklist_characters="[]", blacklist_categories=("Cs",))

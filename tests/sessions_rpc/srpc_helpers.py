@@ -16,7 +16,7 @@ ENTRY_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 
 CANCEL_PLUGIN = """
 from atomic_host import hookimpl
-from atomic_host.api import Cancel
+from atomic_host.contract.results import Cancel
 
 
 @hookimpl

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tools_helpers import make_ctx
 
-from atomic_host.tools import ToolContext
+from atomic_host.contract.tools import ToolContext
 
 
 @pytest.fixture(autouse=True)

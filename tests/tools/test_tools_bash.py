@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import call, call_err, make_ctx, text_of
 
-from atomic_host.tools import ToolContext, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolResult
 
 
 def dead(pid: int) -> bool:

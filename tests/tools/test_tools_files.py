@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tools_helpers import call, call_err, text_of
 
-from atomic_host.tools import ToolContext
+from atomic_host.contract.tools import ToolContext
 
 
 def reps(*pairs: tuple[str, str]) -> list[dict[str, str]]:

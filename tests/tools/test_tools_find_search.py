@@ -4,7 +4,7 @@ from pathlib import Path
 
 from tools_helpers import call, call_err, text_of
 
-from atomic_host.tools import ToolContext
+from atomic_host.contract.tools import ToolContext
 from builtin_plugins.tools._gitignore import parse, walk
 
 

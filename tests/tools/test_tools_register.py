@@ -6,7 +6,7 @@ import sys
 import pluggy
 
 from atomic_host import PROJECT_NAME, hookspec
-from atomic_host.tools import Tool
+from atomic_host.contract.tools import Tool
 
 
 class Specs:
@@ -50,7 +50,7 @@ def test_register_through_pluggy() -> None:
 def test_registration_imports_nothing_heavy() -> None:
     code = (
         "import sys, builtin_plugins.tools as p; p.make_tools(); "
-        "heavy = ('pydantic', 'builtin_plugins.tools.read', 'atomic_host.shell', 'sqlite3'); "
+        "heavy = ('pydantic', 'builtin_plugins.tools.read', 'atomic_host.kit.shell', 'sqlite3'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

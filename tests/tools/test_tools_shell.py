@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host.shell import run_shell
+from atomic_host.kit.shell import run_shell
 
 
 def dead(pid: int) -> bool:
@@ -152,7 +152,7 @@ async def test_twenty_megabytes_fast_and_flat(work: Path) -> None:
     # ru_maxrss: Linux carries the forking parent's peak (pytest's) into ru_maxrss across exec.
     script = (
         "import asyncio, re, time, json\n"
-        "from atomic_host.shell import run_shell\n"
+        "from atomic_host.kit.shell import run_shell\n"
         "async def main():\n"
         "    n = [0]\n"
         "    t = time.perf_counter()\n"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from tools_helpers import call, call_err, make_ctx, text_of
 
-from atomic_host.tools import ToolContext
+from atomic_host.contract.tools import ToolContext
 
 
 async def test_todo_lifecycle(ctx: ToolContext, work: Path) -> None:

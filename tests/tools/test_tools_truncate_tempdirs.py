@@ -4,8 +4,8 @@ import os
 import stat
 from pathlib import Path
 
-from atomic_host.tempdirs import sanitize_id, session_temp_dir, temp_root
-from atomic_host.truncate import truncate_head, truncate_tail
+from atomic_host.kit.tempdirs import sanitize_id, session_temp_dir, temp_root
+from atomic_host.kit.truncate import truncate_head, truncate_tail
 
 
 def test_no_truncation_when_small() -> None:

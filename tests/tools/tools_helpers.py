@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from atomic_host.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 
 
 def make_ctx(cwd: Path, **kw: Any) -> ToolContext:

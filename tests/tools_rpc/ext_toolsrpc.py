@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from atomic_host import hookimpl
-from atomic_host.api import ToolCallDecision
-from atomic_host.commands import SlashCommand
-from atomic_host.tools import Tool, ToolContext
+from atomic_host.contract.commands import SlashCommand
+from atomic_host.contract.results import ToolCallDecision
+from atomic_host.contract.tools import Tool, ToolContext
 
 BIG_SIZE = 120_000
 

@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from vendor_helpers import fixture, sse
 
-from atomic_host.agent.errors import is_length_overflow, session_retry_delay_ms
-from atomic_host.llm.http import retry_after_ms
-from atomic_host.llm.http_client import new_http_client, proxy_routes, redact_url
-from atomic_host.llm.stream import AssistantStream
-from atomic_host.llm.types import StreamOptions
-from atomic_host.llm.wire_errors import error_object_text
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.errors import is_length_overflow, session_retry_delay_ms
+from atomic_host.kit.llm.http import retry_after_ms
+from atomic_host.kit.llm.http_client import new_http_client, proxy_routes, redact_url
+from atomic_host.kit.llm.stream import AssistantStream
+from atomic_host.kit.llm.wire_errors import error_object_text
 from builtin_plugins.providers import anthropic, openai_completions, openai_responses
 
 JSON = st.recursive(

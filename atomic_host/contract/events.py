@@ -1,0 +1,155 @@
+"""One record (a cheap dataclass, see ``records``) per hook event: what a hook's ``event`` argument carries.
+
+Fields are only ever added (with defaults), never removed or renamed, so old plugins keep working.
+Events a hook may edit say so (``input``'s text, ``tool_call``'s arguments); the others are for reading.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from atomic_host.contract.records import field, record
+
+if TYPE_CHECKING:
+    from atomic_host.contract.tools import ToolResult
+
+WireEvent = dict[str, Any]
+"""An agent event exactly as it is written to the client (``on_event``): a JSON object with ``type``."""
+
+
+@record
+class SessionStartEvent:
+    """``session_start``: a session became active."""
+
+    reason: str
+    """startup | new | resume | fork | reload"""
+    previous_session_file: str | None = None
+    """The location of the session it replaced, if any."""
+
+
+@record
+class SessionShutdownEvent:
+    """``session_shutdown``: the active session is about to be replaced, or the host is exiting."""
+
+    reason: str
+
+
+@record
+class SessionBeforeSwitchEvent:
+    """``session_before_switch``: before ``new_session`` / ``switch_session`` / ``import_session``."""
+
+    reason: str
+    """new | resume"""
+    target_session_file: str | None = None
+    """The session (or file) being opened, for ``resume``."""
+
+
+@record
+class SessionBeforeForkEvent:
+    """``session_before_fork``: before ``fork`` (position ``before``) or ``clone`` (position ``at``)."""
+
+    entry_id: str
+    position: str
+    """before | at"""
+
+
+@record
+class InputEvent:
+    """``input``: user input before the host acts on it; ``text`` and ``images`` may be replaced by
+    the results (``InputResult.transform``)."""
+
+    text: str
+    images: list[dict[str, Any]] | None = None
+    source: str = "rpc"
+    """rpc | extension"""
+    kind: str = "prompt"
+    """prompt | steer | follow_up"""
+
+
+@record
+class BeforeAgentStartEvent:
+    """``before_agent_start``: a run is about to start for ``prompt``."""
+
+    prompt: str
+    images: list[dict[str, Any]] | None = None
+    system_prompt: str | None = None
+    """The system prompt override so far (set by an earlier plugin's result), or None."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """Custom messages earlier plugins added after the user message."""
+
+
+@record
+class SystemPromptEvent:
+    """``system_prompt``: the system prompt of a model call is being built."""
+
+    tools: list[str] = field(default_factory=list)
+    """Names of the tools the model sees in this call."""
+
+
+@record
+class ToolCallEvent:
+    """``tool_call``: a tool call about to run; mutate ``input`` to rewrite the arguments."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+
+
+@record
+class ToolResultEvent:
+    """``tool_result``: a tool's result before the model sees it (patches from earlier plugins applied)."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+    result: ToolResult
+
+
+@record
+class UserBashEvent:
+    """``user_bash``: a direct ``bash`` / ``user_bash`` command from the client."""
+
+    command: str
+
+
+@record
+class SessionCompactEvent:
+    """``session_compact``: a compaction boundary was written."""
+
+    reason: str
+    """manual | threshold | overflow"""
+    result: dict[str, Any]
+    """The compaction result, as sent in ``compaction_end``."""
+
+
+@record
+class SessionBeforeCompactEvent:
+    """``session_before_compact``: compaction is about to run."""
+
+    reason: str
+    """manual | threshold | overflow"""
+    lines: list[str] = field(default_factory=list)
+    """The serialised conversation the built-in strategy would summarise."""
+    protected: list[int] = field(default_factory=list)
+    """1-based numbers of the lines the built-in strategy keeps verbatim."""
+    first_kept_entry_id: str | None = None
+    tokens_before: int = 0
+    parameters: dict[str, Any] = field(default_factory=dict)
+    branch_entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+EVENT_TYPES: dict[str, type] = {
+    "session_start": SessionStartEvent,
+    "session_shutdown": SessionShutdownEvent,
+    "session_before_switch": SessionBeforeSwitchEvent,
+    "session_before_fork": SessionBeforeForkEvent,
+    "input": InputEvent,
+    "before_agent_start": BeforeAgentStartEvent,
+    "system_prompt": SystemPromptEvent,
+    "tool_call": ToolCallEvent,
+    "tool_result": ToolResultEvent,
+    "user_bash": UserBashEvent,
+    "session_compact": SessionCompactEvent,
+    "session_before_compact": SessionBeforeCompactEvent,
+}
+"""The event class of each hook that takes an ``event`` object (``on_event`` takes the wire dict)."""

@@ -1,0 +1,245 @@
+"""Every hook a plugin can implement: the extension API of atomic-host.
+
+Hooks are grouped by phase. Each takes keyword arguments; pluggy lets an implementation accept
+any subset of them, so new arguments never break old plugins. Event hooks take one event object
+(``event``, a dataclass of :mod:`atomic_host.contract.events`) plus the host API (``api``): fields
+are added to the event, never to the signature. Results are the small types of
+:mod:`atomic_host.contract.results`; ``None`` always means "no opinion".
+
+Each spec declares its combining rule with ``@spec(rule, returns=...)``; the rules are collected in
+:data:`DISPATCH_RULES` and applied in one place, :mod:`atomic_host.plugins.dispatch`:
+
+``each``          every implementation runs; the results are collected in call order.
+``first_cancel``  stops at the first :class:`Cancel`.
+``chain``         each result is applied to the event in call order; a result that ends the chain
+                  (``InputResult.handled()``) stops it.
+``first_block``   stops at the first ``ToolCallDecision(block=True)``.
+``patch``         each result patches ``event.result``, in call order.
+``first_result``  the first accepted non-None result wins.
+
+Every implementation is called on its own by the host: an exception becomes an
+``extension_error`` event naming the plugin, the hook and the error, and the other
+implementations still run. A result of a type the spec does not accept is reported the same way
+and ignored. An implementation may be ``async def`` unless the spec is ``sync``; the host awaits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from atomic_host.contract.markers import hookspec
+from atomic_host.contract.records import record
+from atomic_host.contract.results import (
+    AgentStartResult,
+    BashResult,
+    Cancel,
+    CompactResult,
+    InputResult,
+    ToolCallDecision,
+    ToolPatch,
+)
+from atomic_host.contract.tools import ToolResult
+
+if TYPE_CHECKING:
+    from atomic_host.contract.commands import SlashCommand
+    from atomic_host.contract.events import (
+        BeforeAgentStartEvent,
+        InputEvent,
+        SessionBeforeCompactEvent,
+        SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent,
+        SessionCompactEvent,
+        SessionShutdownEvent,
+        SessionStartEvent,
+        SystemPromptEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+        UserBashEvent,
+        WireEvent,
+    )
+    from atomic_host.contract.host import HostAPI
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from atomic_host.contract.tools import Tool
+
+Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
+
+
+@record
+class HookRule:
+    """How the results of one hook's implementations combine."""
+
+    combine: Combine
+    returns: tuple[type, ...] = ()
+    """Result types accepted besides None; empty = results are not used (observers, registrations)."""
+    sync: bool = False
+    """Called from synchronous host code: ``async def`` implementations are refused."""
+
+
+DISPATCH_RULES: dict[str, HookRule] = {}
+"""Hook name -> its rule, filled by :func:`spec` in source order."""
+
+
+def spec(
+    combine: Combine, *, returns: tuple[type, ...] = (), sync: bool = False, firstresult: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync)
+        return hookspec(firstresult=firstresult)(fn)
+
+    return mark
+
+
+# --- Contributions: called once when the plugin is registered (and again after a hot reload) ---
+
+
+@spec("each", sync=True)
+def register_tools(register: Callable[[Tool], None], api: HostAPI) -> None:
+    """Register tools the model can call: ``register(Tool(...))`` once per tool. ``api`` gives
+    the working directory, agent dir, settings and whether the project is trusted.
+
+    Built-in tool names are reserved; a duplicate name is skipped with an ``extension_error``
+    that names both plugins.
+    """
+
+
+@spec("each", sync=True)
+def register_commands(register: Callable[[SlashCommand], None], api: HostAPI) -> None:
+    """Register slash commands (``/name args`` in a ``prompt``): ``register(SlashCommand(...))``.
+
+    A command runs immediately, even while the agent is streaming, and the prompt answers
+    ``disposition:"handled"``. Duplicate names get ``:1``, ``:2`` suffixes.
+    """
+
+
+@spec("each", sync=True)
+def register_providers(register: Callable[[ApiImpl | ProviderInfo], None], api: HostAPI) -> None:
+    """Register LLM wire APIs (``ApiImpl``) and providers with their model catalogs (``ProviderInfo``)."""
+
+
+# --- Host lifecycle ---
+
+
+@spec("each")
+def host_start(api: HostAPI) -> None:
+    """The host has loaded every plugin and is about to serve. Start background work here."""
+
+
+@spec("each")
+def host_shutdown(api: HostAPI) -> None:
+    """The host is exiting (stdin closed or a signal). Release resources; keep it quick."""
+
+
+@spec("each", sync=True)
+def plugin_unload(api: HostAPI) -> None:
+    """Called on one plugin only, just before it is unregistered (hot reload or disable)."""
+
+
+# --- Sessions ---
+
+
+@spec("each")
+def session_start(event: SessionStartEvent, api: HostAPI) -> None:
+    """A session became active. ``event.reason``: startup | new | resume | fork | reload;
+    ``event.previous_session_file`` when one was replaced."""
+
+
+@spec("each")
+def session_shutdown(event: SessionShutdownEvent, api: HostAPI) -> None:
+    """The active session is about to be replaced or the host is exiting."""
+
+
+@spec("first_cancel", returns=(Cancel,))
+def session_before_switch(event: SessionBeforeSwitchEvent, api: HostAPI) -> Cancel | None:
+    """Before ``new_session`` / ``switch_session`` / ``import_session``. ``event.reason`` is
+    new | resume; ``event.target_session_file`` for resume. Return ``Cancel()`` to stop it;
+    the first cancel wins and the command answers ``{"cancelled": true}``."""
+
+
+@spec("first_cancel", returns=(Cancel,))
+def session_before_fork(event: SessionBeforeForkEvent, api: HostAPI) -> Cancel | None:
+    """Before ``fork`` (``event.position == "before"``, ``event.entry_id``) or ``clone``
+    (``"at"``). Return ``Cancel()`` to stop it."""
+
+
+# --- Input and turns ---
+
+
+@spec("chain", returns=(InputResult,))
+def input(event: InputEvent, api: HostAPI) -> InputResult | None:
+    """See user input before the host does (``event.text``, ``event.images``, ``event.source``:
+    rpc | extension, ``event.kind``: prompt | steer | follow_up).
+
+    Return ``InputResult.handled()`` to consume it (disposition ``handled``),
+    ``InputResult.transform(text, images)`` to replace it (transforms chain in call order),
+    or ``None`` to pass.
+    """
+
+
+# phase B: the call site (engine/agent_session.py) still reads the dict result documented below; switching it to
+# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
+@spec("chain", returns=(AgentStartResult,))
+def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> dict[str, Any] | None:
+    """A run is about to start for ``event.prompt``. Return ``{"system_prompt": str}`` to
+    override the system prompt and/or ``{"messages": [custom message dicts]}`` to add
+    custom messages after the user message."""
+
+
+@spec("each", returns=(str,), sync=True)
+def system_prompt(event: SystemPromptEvent, api: HostAPI) -> str | None:
+    """Contribute a section to the system prompt of each model call. ``event.tools`` lists the
+    names of the tools the model sees. Return the text, or None to add nothing."""
+
+
+@spec("each", sync=True)
+def on_event(event: WireEvent, api: HostAPI) -> None:
+    """Observe every agent event as sent on the wire (agent_start, message_update,
+    tool_execution_end, …). Must be fast: it runs for every streamed delta."""
+
+
+# --- Tools ---
+
+
+@spec("first_block", returns=(ToolCallDecision,))
+def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
+    """Gate a tool call before it runs (``event.tool_name``, ``event.tool_call_id``, ``event.input``).
+
+    Mutate ``event.input`` in place to rewrite the arguments, or return
+    ``ToolCallDecision(block=True, reason=...)`` to refuse it: the model gets an error
+    result with the reason. The first block wins.
+    """
+
+
+# phase B: the call site (agent/tool_exec.py) still reads the dict result documented below; switching it to
+# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
+@spec("patch", returns=(ToolPatch, ToolResult))
+def tool_result(event: ToolResultEvent, api: HostAPI) -> dict[str, Any] | None:
+    """Patch a tool result before the model sees it (``event.result`` is a ToolResult).
+    Return ``{"content": [...], "details": {...}, "is_error": bool}`` (any subset) or None."""
+
+
+# phase B: the call site (frontends/rpc/bash.py) still reads the dict result documented below; switching it to
+# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
+@spec("first_result", returns=(BashResult,))
+def user_bash(event: UserBashEvent, api: HostAPI) -> dict[str, Any] | None:
+    """Intercept a direct ``bash``/``user_bash`` command (``event.command``). Return a full
+    result dict (``output``, ``exitCode``, ``cancelled``, ``truncated``) to answer it yourself."""
+
+
+# --- Compaction ---
+
+
+@spec("each")
+def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
+    """A compaction boundary was written (``event.reason``: manual | threshold | overflow;
+    ``event.result``: the compaction result as sent in ``compaction_end``)."""
+
+
+# phase B: the call site (engine/compaction.py) still reads the dict result documented below; switching it to
+# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
+@spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
+def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> dict[str, Any] | None:
+    """Compaction strategy hook: return ``{"cancel": True}`` to refuse compaction, or
+    ``{"compacted_text": str}`` to supply the compacted text yourself (rung ``extension``)."""

@@ -1,0 +1,98 @@
+"""``HostAPI``: the host as plugins may use it — the ``api`` argument of every hook.
+
+A Protocol, so the contract names no class above it; the runtime's ``ExtensionAPI`` implements it.
+Methods act on the active session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from atomic_host.contract.tools import UI, Tool
+
+
+class HostAPI(Protocol):
+    """What a plugin may read and do. Attributes are read-only by convention."""
+
+    mode: str
+    """rpc | print | json"""
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def agent_dir(self) -> str: ...
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the project is trusted (its ``.atomic`` resources may load)."""
+        ...
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+
+    @property
+    def options(self) -> Any:
+        """The command-line options."""
+        ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def has_ui(self) -> bool: ...
+
+    @property
+    def ui(self) -> UI:
+        """Extension UI: ``await api.ui.select(title, options)``, ``api.ui.notify(msg)``, …"""
+        ...
+
+    @property
+    def is_streaming(self) -> bool: ...
+
+    def send_message(
+        self,
+        custom_type: str,
+        content: str | list[dict[str, Any]],
+        *,
+        display: bool = True,
+        details: Any = None,
+        trigger_turn: bool = False,
+        deliver_as: str | None = None,
+        exclude_from_context: bool = False,
+    ) -> Awaitable[None]:
+        """Add a custom message to the conversation (semantics §5.3 ``sendMessage``). Acts at once
+        (synchronous hooks may call it); the returned awaitable may be awaited."""
+        ...
+
+    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
+        """Send a prompt as if the user typed it (source ``extension``)."""
+        ...
+
+    def append_entry(self, custom_type: str, data: Any = None) -> dict[str, Any]:
+        """Append a ``custom`` entry (never sent to the model) and emit ``entry_appended``."""
+        ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def set_label(self, entry_id: str, label: str | None) -> None: ...
+
+    async def set_model(self, provider: str, model_id: str) -> dict[str, Any]: ...
+
+    def set_thinking_level(self, level: str) -> str: ...
+
+    def get_all_tools(self) -> list[Tool]: ...
+
+    def get_active_tools(self) -> list[str]: ...
+
+    def set_active_tools(self, names: list[str]) -> None: ...
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Write a raw event line to the client (for custom event types clients may understand)."""
+        ...
+
+    async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
+        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
+        ...

@@ -1,0 +1,116 @@
+"""``@record``: a dataclass that costs nothing to define, for the contract's events and results.
+
+``dataclasses.dataclass`` compiles an ``__init__``, ``__repr__`` and ``__eq__`` per class (about 0.4 ms
+each on a slow machine); the contract defines some twenty event and result classes that every host
+start imports, so that would be ~8 ms of startup. A record gets the same behaviour from shared,
+generic methods instead: fields in annotation order, positional or keyword arguments, defaults and
+``field(default_factory=...)`` (and ``repr=False`` / ``compare=False``), a dataclass-style repr and
+field-wise equality (a tuple comparison, like a dataclass's ``__eq__``). Type checkers treat it
+as a dataclass (``dataclass_transform``). Instances are mutable and unhashable, like a default dataclass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, Field, field
+from typing import Any, TypeVar, dataclass_transform
+
+__all__ = ["field", "record"]
+
+T = TypeVar("T", bound=type)
+
+_NO_DEFAULT: Any = MISSING
+
+
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    names: tuple[str, ...] = cls.__record_fields__
+    if len(args) > len(names):
+        raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
+    for name, value in zip(names, args, strict=False):
+        if name in kwargs:
+            raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+        object.__setattr__(self, name, value)
+    defaults: dict[str, Any] = cls.__record_defaults__
+    for name in names[len(args) :]:
+        if name in kwargs:
+            value = kwargs.pop(name)
+        else:
+            default = defaults.get(name, _NO_DEFAULT)
+            if default is _NO_DEFAULT:
+                raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
+            value = default.default_factory() if isinstance(default, Field) else default
+        object.__setattr__(self, name, value)
+    if kwargs:
+        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+
+
+def _repr(self: Any) -> str:
+    fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self).__record_repr__)
+    return f"{type(self).__qualname__}({fields})"
+
+
+def _eq(self: Any, other: Any) -> bool:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    names = type(self).__record_compare__
+    return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+
+@dataclass_transform(field_specifiers=(field,))
+def record(cls: T) -> T:
+    """Give ``cls`` dataclass behaviour from its annotations (see the module docstring)."""
+    names: list[str] = []
+    defaults: dict[str, Any] = {}
+    hidden: set[str] = set()  # field(repr=False)
+    uncompared: set[str] = set()  # field(compare=False)
+    for base in reversed(cls.__mro__[1:]):  # inherited fields first, as dataclasses do
+        for name in getattr(base, "__record_fields__", ()):
+            if name not in names:
+                names.append(name)
+        defaults.update(getattr(base, "__record_defaults__", {}))
+    own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 -- no inspect import on the startup path
+    for name, annotation in own.items():
+        if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+            continue  # a class attribute, not a field (as in dataclasses)
+        if name not in names:
+            names.append(name)
+        if name not in cls.__dict__:
+            continue
+        value = cls.__dict__[name]
+        if isinstance(value, Field):
+            if not value.repr:
+                hidden.add(name)
+            if not value.compare:
+                uncompared.add(name)
+            if value.default_factory is not MISSING:
+                defaults[name] = value
+                delattr(cls, name)
+            elif value.default is not MISSING:
+                defaults[name] = value.default
+                setattr(cls, name, value.default)
+            else:
+                delattr(cls, name)
+        elif isinstance(value, (list, dict, set)):
+            kind = type(value).__name__
+            raise ValueError(f"mutable default {kind} for field {name!r}: use field(default_factory=...)")
+        else:
+            defaults[name] = value  # stays a class attribute too, as with dataclasses
+    seen_default = False
+    for name in names:
+        if name in defaults:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {name!r} follows default argument in {cls.__name__}")
+    cls.__record_fields__ = tuple(names)  # type: ignore[attr-defined]
+    cls.__record_defaults__ = defaults  # type: ignore[attr-defined]
+    cls.__record_repr__ = tuple(n for n in names if n not in hidden)  # type: ignore[attr-defined]
+    cls.__record_compare__ = tuple(n for n in names if n not in uncompared)  # type: ignore[attr-defined]
+    cls.__match_args__ = tuple(names)  # type: ignore[attr-defined]
+    if "__init__" not in cls.__dict__:
+        cls.__init__ = _init  # type: ignore[misc]
+    if "__repr__" not in cls.__dict__:
+        cls.__repr__ = _repr  # type: ignore[assignment]
+    if "__eq__" not in cls.__dict__:
+        cls.__eq__ = _eq  # type: ignore[assignment]
+        cls.__hash__ = None  # type: ignore[assignment]  # mutable, like a default dataclass
+    return cls

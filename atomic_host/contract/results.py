@@ -1,0 +1,111 @@
+"""What hooks return. ``None`` always means "no opinion"; anything else is one of these types.
+
+Each hook's combining rule (``atomic_host.contract.hookspecs.DISPATCH_RULES``) says how several
+plugins' results add up; ``atomic_host.plugins.dispatch`` applies it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from atomic_host.contract.records import field, record
+
+if TYPE_CHECKING:
+    from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent, ToolResultEvent
+
+
+@record
+class Cancel:
+    """Return from ``session_before_switch`` / ``session_before_fork`` to cancel the operation."""
+
+    reason: str | None = None
+
+
+@record
+class InputResult:
+    """Result of an ``input`` hook: handled, or a transform of the text/images."""
+
+    action: Literal[handled, transform]
+    text: str | None = None
+    images: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def handled(cls) -> InputResult:
+        return cls("handled")
+
+    @classmethod
+    def transform(cls, text: str, images: list[dict[str, Any]] | None = None) -> InputResult:
+        return cls("transform", text, images)
+
+    def apply(self, event: InputEvent) -> bool:
+        """Apply a transform to ``event``; True when the input was handled."""
+        if self.action == "handled":
+            return True
+        if self.text is not None:
+            event.text = self.text
+        if self.images is not None:
+            event.images = self.images
+        return False
+
+
+@record
+class ToolCallDecision:
+    """Result of a ``tool_call`` hook."""
+
+    block: bool = False
+    reason: str | None = None
+
+
+@record
+class ToolPatch:
+    """Result of a ``tool_result`` hook: the fields to replace (``None`` keeps the current value)."""
+
+    content: list[dict[str, Any]] | None = None
+    details: dict[str, Any] | None = None
+    is_error: bool | None = None
+
+    def apply(self, event: ToolResultEvent) -> bool:
+        """Replace ``event.result`` by the patched result; never stops."""
+        from atomic_host.contract.tools import ToolResult
+
+        current = event.result
+        event.result = ToolResult(
+            current.content if self.content is None else self.content,
+            current.details if self.details is None else self.details,
+            current.is_error if self.is_error is None else self.is_error,
+        )
+        return False
+
+
+@record
+class AgentStartResult:
+    """Result of a ``before_agent_start`` hook."""
+
+    system_prompt: str | None = None
+    """Replaces the system prompt of this run (the last plugin that sets one wins)."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """Custom messages (``customType``, ``content``, …) added after the user message, in call order."""
+
+    def apply(self, event: BeforeAgentStartEvent) -> bool:
+        """Record the override and the messages on ``event``; never stops."""
+        if self.system_prompt is not None:
+            event.system_prompt = self.system_prompt
+        event.messages.extend(self.messages)
+        return False
+
+
+@record
+class BashResult:
+    """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it."""
+
+    output: str
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+
+
+@record
+class CompactResult:
+    """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
+
+    compacted_text: str

@@ -1,0 +1,168 @@
+"""The tool contract: what a plugin registers and what a tool handler receives.
+
+A tool is registered through the ``register_tools`` hook::
+
+    @hookimpl
+    def register_tools(register):
+        register(Tool(name="search", description="Search file contents.",
+                      params=SearchParams, handler="builtin_plugins.tools.search:run"))
+
+``params`` is a pydantic model (or a ``"module:Class"`` string resolved on first use); the
+JSON schema sent to the model comes from it and arguments are validated with it. ``handler``
+is an async callable ``handler(params, ctx) -> ToolResult | str`` (or a ``"module:function"``
+string). Raising :class:`ToolError` (or any exception) produces an error result for the
+model; the host never crashes on a tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+Content = dict[str, Any]
+"""A content block: ``{"type":"text","text":...}`` or ``{"type":"image","data":...,"mimeType":...}``."""
+
+
+class ToolError(Exception):
+    """Raise from a handler to return an error result with this message to the model."""
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns: content blocks for the model plus free-form details for clients."""
+
+    content: list[Content]
+    details: dict[str, Any] | None = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, details: dict[str, Any] | None = None, is_error: bool = False) -> ToolResult:
+        return cls([{"type": "text", "text": text}], details, is_error)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``{content, details}`` object used in tool_execution events."""
+        return {"content": self.content, "details": self.details if self.details is not None else {}}
+
+
+class UI(Protocol):
+    """The extension UI sub-protocol, as seen by plugins (RPC: ``extension_ui_request``)."""
+
+    has_ui: bool
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None: ...
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool: ...
+    async def input(
+        self, title: str, placeholder: str = "", *, timeout: float | None = None
+    ) -> str | None: ...
+    async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None: ...
+    def notify(self, message: str, notify_type: str = "info") -> None: ...
+    def set_status(self, key: str, text: str | None) -> None: ...
+    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None: ...
+    def set_title(self, title: str) -> None: ...
+    def set_editor_text(self, text: str) -> None: ...
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool handler may use. Built by the host for each call."""
+
+    cwd: str
+    session_id: str
+    tool_call_id: str
+    signal: asyncio.Event
+    """Set when the call is aborted; long-running handlers must watch it."""
+    on_update: Callable[[ToolResult], None] = lambda _r: None
+    """Report the accumulated partial result so far (becomes ``tool_execution_update``)."""
+    ui: UI | None = None
+    temp_dir: Callable[[], str | None] = lambda: None
+    """Owner-only temp dir for this session (``<tmpdir>/atomic-<uid>/<session-id>``), or None if refused."""
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
+    """Call another active tool through the host (same tool_call hooks). Used by codemode."""
+    list_tools: Callable[[], list[Tool]] | None = None
+    """Tools currently active for the model (what codemode may call)."""
+    deferred_tools: Callable[[], list[Tool]] | None = None
+    """Deferred tools not yet loaded (what tool_search searches)."""
+    load_tools: Callable[[list[str]], list[str]] | None = None
+    """Make deferred tools visible from the next model call on; returns the names loaded."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    """Host-lifetime scratch space shared by tools of one plugin (e.g. background processes)."""
+
+
+Handler = Callable[[Any, ToolContext], Awaitable["ToolResult | str"]]
+
+
+def resolve(ref: Any) -> Any:
+    """Resolve a ``"module:attr"`` string to the object it names; return anything else as is."""
+    if isinstance(ref, str) and ":" in ref:
+        module, _, attr = ref.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return ref
+
+
+@dataclass
+class Tool:
+    """A tool the model can call."""
+
+    name: str
+    description: str
+    params: type[BaseModel] | str | dict[str, Any]
+    """Pydantic model class, ``"module:Class"``, or a raw JSON schema (arguments then pass unvalidated)."""
+    handler: Handler | str
+    label: str | None = None
+    summary: str | None = None
+    """One line for get_tools; defaults to the description's first sentence."""
+    opt_in: bool = False
+    """Not active unless selected (``+name`` in defaultTools or --tools). A built-in tool without it
+    is one of the built-in defaults that ``defaultTools`` replaces."""
+    needs_ui: bool = False
+    """Needs a user to answer (extension UI dialogs): left out in modes without one (``--mode print``/``json``)."""
+    exposure: Literal["direct", "model-only"] = "direct"
+    deferred: bool = False
+    """Hidden from the model until tool_search loads it."""
+    prompt_snippet: str | None = None
+    source: str = "built-in"
+    source_path: str = ""
+    plugin: str = ""
+    """Name of the plugin that registered it (set by the host)."""
+    max_result_chars: int | None = None
+    """Results with more text than this are saved to a file and the model gets a preview
+    (None = the default, 50,000; ``0`` opts out, for tools that truncate and save their own output)."""
+    _schema: dict[str, Any] | None = field(default=None, repr=False)
+
+    def params_model(self) -> type[BaseModel] | None:
+        if isinstance(self.params, dict):
+            return None
+        self.params = resolve(self.params)
+        return self.params  # type: ignore[return-value]
+
+    def json_schema(self) -> dict[str, Any]:
+        """The parameters JSON schema sent to the model (cached)."""
+        if self._schema is None:
+            model = self.params_model()
+            self._schema = dict(self.params) if model is None else model.model_json_schema()  # type: ignore[arg-type]
+            self._schema.pop("title", None)
+        return self._schema
+
+    def get_handler(self) -> Handler:
+        self.handler = resolve(self.handler)
+        return self.handler  # type: ignore[return-value]
+
+    def one_line_summary(self) -> str:
+        if self.summary:
+            return self.summary
+        first = self.description.strip().split("\n", 1)[0]
+        return first
+
+    def to_llm(self) -> dict[str, Any]:
+        """The neutral tool definition given to providers."""
+        return {"name": self.name, "description": self.description, "parameters": self.json_schema()}

@@ -1,0 +1,163 @@
+"""``models.json``: custom providers and models, built-in reroutes and ``modelOverrides``.
+
+Shape (providers.md §2)::
+
+    {"providers": {"<id>": {"name"?, "baseUrl"?, "api"?, "apiKey"?, "headers"?, "authHeader"?,
+                            "compat"?, "models"?: [{"id", ...}], "modelOverrides"?: {"<id>": {...}}}}}
+
+Problems are collected as text, never raised: a broken file is ignored as a whole, a bad provider or
+model is skipped and the rest is used.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from atomic_host.contract.records import field, record
+
+MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
+                                  "maxTokens": 16384}
+ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+OVERRIDABLE = frozenset({"name", "reasoning", "thinkingLevelMap", "input", "cost", "contextWindow",
+                         "maxTokens", "samplingParams", "headers", "compat"})
+_MERGED = frozenset({"headers", "compat", "samplingParams", "thinkingLevelMap"})
+_KEY_ORDER = ("id", "name", "api", "provider", "baseUrl", "reasoning", "thinkingLevelMap", "input", "cost",
+              "contextWindow", "maxTokens", "samplingParams", "headers", "compat")
+
+
+@record
+class ProviderConfig:
+    """One validated ``providers.<id>`` entry of models.json."""
+
+    id: str
+    name: str | None = None
+    base_url: str | None = None
+    api: str | None = None
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    auth_header: bool = False
+    compat: dict[str, Any] = field(default_factory=dict)
+    models: list[dict[str, Any]] = field(default_factory=list)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
+    """Parse ``path`` into provider configs (file order) plus error texts; a missing file is no error."""
+    try:
+        text = path.read_text("utf-8-sig")
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"Cannot read {path}: {exc}"]
+    if not text.strip():
+        return {}, []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, [f"Invalid JSON in {path}: {exc}"]
+    if not isinstance(data, dict) or not isinstance(data.get("providers", {}), dict):
+        return {}, [f"{path}: expected {{\"providers\": {{...}}}}"]
+    configs: dict[str, ProviderConfig] = {}
+    errors: list[str] = []
+    for pid, raw in data.get("providers", {}).items():
+        cfg = _provider_config(pid, raw, errors)
+        if cfg is not None:
+            configs[pid] = cfg
+    return configs, [f"models.json: {e}" for e in errors]
+
+
+def _provider_config(pid: str, raw: Any, errors: list[str]) -> ProviderConfig | None:
+    if not isinstance(raw, dict):
+        errors.append(f"provider {pid!r} must be an object")
+        return None
+    cfg = ProviderConfig(id=pid)
+    for key, attr in (("name", "name"), ("baseUrl", "base_url"), ("api", "api"), ("apiKey", "api_key")):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            errors.append(f"provider {pid!r}: {key} must be a non-empty string")
+            return None
+        setattr(cfg, attr, value)
+    for key, attr in (("headers", "headers"), ("compat", "compat"), ("modelOverrides", "overrides")):
+        value = raw.get(key, {})
+        if not isinstance(value, dict):
+            errors.append(f"provider {pid!r}: {key} must be an object")
+            return None
+        setattr(cfg, attr, copy.deepcopy(value))
+    if not all(isinstance(v, str) for v in cfg.headers.values()):
+        errors.append(f"provider {pid!r}: header values must be strings")
+        return None
+    cfg.auth_header = bool(raw.get("authHeader", False))
+    models = raw.get("models", [])
+    if not isinstance(models, list):
+        errors.append(f"provider {pid!r}: models must be a list")
+        return None
+    for i, m in enumerate(models):
+        problem = _model_problem(m)
+        if problem:
+            errors.append(f"provider {pid!r}: models[{i}] {problem}; skipped")
+        else:
+            cfg.models.append(copy.deepcopy(m))
+    return cfg
+
+
+def _model_problem(m: Any) -> str | None:
+    if not isinstance(m, dict):
+        return "must be an object"
+    if not isinstance(m.get("id"), str) or not m["id"]:
+        return "needs a string id"
+    for key in ("contextWindow", "maxTokens"):
+        if key in m and (not isinstance(m[key], int) or isinstance(m[key], bool) or m[key] <= 0):
+            return f"{key} must be a positive integer"
+    if "input" in m and (not isinstance(m["input"], list) or not set(m["input"]) <= {"text", "image"}):
+        return 'input must be a list of "text"/"image"'
+    if "cost" in m and not isinstance(m["cost"], dict):
+        return "cost must be an object"
+    for key in ("headers", "compat", "thinkingLevelMap", "samplingParams"):
+        if key in m and not isinstance(m[key], dict):
+            return f"{key} must be an object"
+    return None
+
+
+def normalize_model(raw: dict[str, Any], provider: str, api: str, base_url: str,
+                    compat: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A full Model dict: defaults filled in, ``compat`` = provider compat under model compat."""
+    model = copy.deepcopy(raw)
+    model["provider"] = provider
+    model.setdefault("name", model["id"])
+    model.setdefault("api", api)
+    model.setdefault("baseUrl", base_url)
+    for key, value in MODEL_DEFAULTS.items():
+        model.setdefault(key, copy.deepcopy(value))
+    model["cost"] = {**ZERO_COST, **(model.get("cost") or {})}
+    if compat or "compat" in model:
+        model["compat"] = {**(compat or {}), **(model.get("compat") or {})}
+    ordered = {k: model[k] for k in _KEY_ORDER if k in model}
+    ordered.update({k: v for k, v in model.items() if k not in ordered})
+    return ordered
+
+
+def apply_override(model: dict[str, Any], patch: dict[str, Any]) -> None:
+    """Patch ``model`` in place with the allowed override fields (cost scalars partial, tiers whole)."""
+    for key, value in patch.items():
+        if key not in OVERRIDABLE:
+            continue
+        if key == "cost" and isinstance(value, dict):
+            model["cost"] = {**model.get("cost", {}), **copy.deepcopy(value)}
+        elif key in _MERGED and isinstance(value, dict):
+            model[key] = {**(model.get(key) or {}), **copy.deepcopy(value)}
+        else:
+            model[key] = copy.deepcopy(value)
+
+
+def upsert(models: list[dict[str, Any]], model: dict[str, Any]) -> None:
+    """Replace the model with the same id, else append."""
+    for i, existing in enumerate(models):
+        if existing["id"] == model["id"]:
+            models[i] = model
+            return
+    models.append(model)

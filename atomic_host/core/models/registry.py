@@ -1,0 +1,410 @@
+"""The model registry: providers and their models, models.json, auth.json and API-key resolution.
+
+API-key order for a provider (providers.md §2 "API keys"):
+
+1. the CLI ``--api-key`` (for ``cli_provider`` when given, else for every provider);
+2. ``auth.json`` (``<agent_dir>/auth.json``, then the optional legacy file) — a stored credential owns
+   the provider: if it resolves to nothing there is no fallback;
+3. environment variables (``ProviderInfo.env_keys``, or a known ``<NAME>_API_KEY`` for well-known ids);
+4. the provider's ``apiKey`` in ``models.json``.
+
+A provider is *configured* (its models are *available*) when one of these yields a value or it is
+``always_authenticated``. Keyless local servers (ollama, llama.cpp, vLLM) declared in models.json
+therefore need a dummy ``"apiKey"`` (e.g. ``"ollama"``) to show up as available.
+
+Every credential the registry learns is registered with :mod:`atomic_host.kit.secrets` so the host
+masks it in everything it writes: at load (env vars, auth.json keys and OAuth tokens, models.json
+``apiKey``/``headers`` literals and ``$VAR`` values) and when a ``!command`` runs at request time.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from atomic_host.core.models import values
+from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
+from atomic_host.core.models.models_json import (
+    ProviderConfig,
+    apply_override,
+    load_models_json,
+    normalize_model,
+    upsert,
+)
+from atomic_host.kit import secrets
+
+# Env vars of well-known providers, used when a provider declares no env_keys (e.g. one from models.json).
+KNOWN_ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
+    "openai": ("OPENAI_API_KEY",),
+    "google": ("GEMINI_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "fireworks": ("FIREWORKS_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
+    "github-copilot": ("COPILOT_GITHUB_TOKEN",),
+    "huggingface": ("HF_TOKEN",),
+}
+MODELS_JSON_PLUGIN = "models.json"
+CREDENTIAL_ONLY_ENV_KEYS = ("ANTHROPIC_AUTH_TOKEN",)
+"""Credentials in the environment that are not API keys (a gateway bearer): masked, never resolved."""
+AuthStatus = dict[str, Any]
+
+
+def register_env_credentials(env: Mapping[str, str], names: Any) -> None:
+    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name."""
+    for name in names:
+        secrets.register(env.get(name), name)
+
+
+def register_reference_values(value: str, env: Mapping[str, str]) -> None:
+    """Register the env vars a ``$VAR`` config value refers to (``env`` output shows them bare)."""
+    if "$" in value and not values.is_command(value):
+        register_env_credentials(env, values.env_refs(value))
+
+
+def register_auth_records(auth: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Register every stored credential: api_key records (``$VAR`` resolved; ``!commands`` only when
+    they run) and OAuth access and refresh tokens."""
+    for provider, record in auth.items():
+        if not isinstance(record, dict):
+            continue
+        label = f"auth.json:{provider}"
+        if record.get("type") == "oauth":
+            secrets.register(record.get("access"), f"{label}:access")
+            secrets.register(record.get("refresh"), f"{label}:refresh")
+            continue
+        key = record.get("key")
+        if not isinstance(key, str) or values.is_command(key):
+            continue
+        extra = record.get("env") if isinstance(record.get("env"), dict) else {}
+        scope = {**env, **{k: str(v) for k, v in extra.items()}}
+        register_reference_values(key, scope)
+        secrets.register(values.interpolate(key, scope), label)
+
+
+def register_startup_credentials(agent_dir: Path, env: Mapping[str, str], cli_api_key: str | None) -> None:
+    """What can be known before any plugin loads (a plugin may print at import): ``--api-key``,
+    the well-known provider env vars and the stored credentials in ``<agent_dir>/auth.json``."""
+    secrets.register(cli_api_key, "--api-key")
+    register_env_credentials(env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
+    register_env_credentials(env, CREDENTIAL_ONLY_ENV_KEYS)
+    try:
+        register_auth_records(read_auth(Path(agent_dir) / "auth.json"), env)
+    except AuthFileError:
+        pass  # reported by the registry when it loads
+
+
+@dataclass
+class _Provider:
+    info: ProviderInfo
+    config: ProviderConfig | None = None
+    models: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ModelRegistry:
+    """All known models plus the auth that makes them usable. Call ``reload()`` to re-read the files."""
+
+    def __init__(self, agent_dir: Path, providers: list[ProviderInfo], apis: dict[str, ApiImpl],
+                 cli_api_key: str | None = None, cli_provider: str | None = None,
+                 env: Mapping[str, str] | None = None, legacy_auth_path: Path | None = None,
+                 builtin_plugins: Collection[str] = frozenset()) -> None:
+        self.builtin_plugins = frozenset(builtin_plugins)
+        """Names of the built-in plugins (their providers are not "extension" providers)."""
+        self.agent_dir = Path(agent_dir)
+        self.models_path = self.agent_dir / "models.json"
+        self.auth_path = self.agent_dir / "auth.json"
+        self.legacy_auth_path = legacy_auth_path
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.cli_api_key = cli_api_key or None
+        self.cli_provider = cli_provider
+        self.errors: list[str] = []
+        """Problems found by the last ``reload()`` (broken models.json / auth.json); never fatal."""
+        self._registered = list(providers)
+        self._apis = dict(apis)
+        self._stream_fns: dict[str, Any] = {}
+        self._command_cache: dict[tuple[str, str], str | None] = {}
+        self._providers: dict[str, _Provider] = {}
+        self._auth: dict[str, Any] = {}
+        self.reload()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Re-read models.json and auth.json and rebuild the model list."""
+        self.errors = []
+        configs, errors = load_models_json(self.models_path)
+        self.errors.extend(errors)
+        self._auth = self._read_all_auth()
+        self._providers = {}
+        for info in self._registered:
+            entry = self._providers.get(info.id)
+            if entry is None:
+                entry = self._providers[info.id] = _Provider(info=info)
+            for raw in info.models:
+                upsert(entry.models, normalize_model(raw, info.id, info.api, info.base_url))
+        for pid, cfg in configs.items():
+            self._apply_config(pid, cfg)
+        self._register_credentials(configs)
+
+    def _register_credentials(self, configs: dict[str, ProviderConfig]) -> None:
+        """Tell :mod:`atomic_host.kit.secrets` every credential known without running a command."""
+        secrets.register(self.cli_api_key, "--api-key")
+        register_env_credentials(self.env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
+        register_env_credentials(self.env, CREDENTIAL_ONLY_ENV_KEYS)
+        for pid in self._providers:
+            register_env_credentials(self.env, self._env_keys(pid))
+        register_auth_records(self._auth, self.env)
+        for pid, cfg in configs.items():
+            if cfg.api_key:
+                self._register_config_value(cfg.api_key, f"models.json:{pid}")
+            header_sets = [cfg.headers, *(m.get("headers") for m in cfg.models),
+                           *(o.get("headers") for o in cfg.overrides.values() if isinstance(o, dict))]
+            for headers in header_sets:
+                for name, value in (headers or {}).items():
+                    if isinstance(value, str):
+                        self._register_config_value(value, f"models.json:{pid}:{name}")
+
+    def _register_config_value(self, value: str, label: str) -> None:
+        """A models.json value: literal and ``$VAR`` ones now; ``!commands`` when they run."""
+        if values.is_command(value):
+            return
+        register_reference_values(value, self.env)
+        secrets.register(values.interpolate(value, self.env), label)
+
+    def _apply_config(self, pid: str, cfg: ProviderConfig) -> None:
+        entry = self._providers.get(pid)
+        if entry is None:
+            info = ProviderInfo(id=pid, name=cfg.name or pid, api=cfg.api or "", base_url=cfg.base_url or "",
+                                plugin=MODELS_JSON_PLUGIN)
+            entry = self._providers[pid] = _Provider(info=info)
+        else:
+            # baseUrl alone reroutes the registered models; provider compat merges under theirs.
+            for model in entry.models:
+                if cfg.base_url:
+                    model["baseUrl"] = cfg.base_url
+                if cfg.compat:
+                    model["compat"] = {**(model.get("compat") or {}), **cfg.compat}
+        entry.config = cfg
+        api = cfg.api or entry.info.api
+        base_url = cfg.base_url or entry.info.base_url
+        for raw in cfg.models:
+            if not (raw.get("api") or api) or not (raw.get("baseUrl") or base_url):
+                self.errors.append(f"models.json: provider {pid!r}: model {raw['id']!r} needs api and "
+                                   "baseUrl (on the model or the provider); skipped")
+                continue
+            upsert(entry.models, normalize_model(raw, pid, api, base_url, cfg.compat))
+        known = {m["id"]: m for m in entry.models}
+        for model_id, patch in cfg.overrides.items():
+            if model_id in known and isinstance(patch, dict):
+                apply_override(known[model_id], patch)
+        if not entry.models:
+            self.errors.append(f"models.json: provider {pid!r} has no models")
+
+    def _read_all_auth(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for path in (self.legacy_auth_path, self.auth_path):
+            if path is None:
+                continue
+            try:
+                merged.update(read_auth(path))
+            except AuthFileError as exc:
+                self.errors.append(str(exc))
+        return merged
+
+    # -- models --------------------------------------------------------------------------------
+
+    def provider_ids(self) -> list[str]:
+        """Every provider id, registration order first, then new models.json providers."""
+        return list(self._providers)
+
+    def provider_info(self, provider: str) -> ProviderInfo | None:
+        """The registered (or models.json-made) ProviderInfo for ``provider``."""
+        entry = self._providers.get(provider)
+        return entry.info if entry else None
+
+    def all_models(self) -> list[dict[str, Any]]:
+        """Every model (full Model dicts, copies), catalog order."""
+        return [copy.deepcopy(m) for entry in self._providers.values() for m in entry.models]
+
+    def available(self) -> list[dict[str, Any]]:
+        """Models whose provider has configured auth, catalog order."""
+        return [copy.deepcopy(m) for pid, entry in self._providers.items()
+                if self.auth_status(pid)["configured"] for m in entry.models]
+
+    def find(self, provider: str, model_id: str) -> dict[str, Any] | None:
+        """The model ``provider``/``model_id`` among all models (a copy), or None."""
+        entry = self._providers.get(provider)
+        for m in entry.models if entry else []:
+            if m["id"] == model_id:
+                return copy.deepcopy(m)
+        return None
+
+    # -- auth ----------------------------------------------------------------------------------
+
+    def _env_keys(self, provider: str) -> tuple[str, ...]:
+        entry = self._providers.get(provider)
+        if entry and entry.info.env_keys:
+            return tuple(entry.info.env_keys)
+        return KNOWN_ENV_KEYS.get(provider, ())
+
+    def _cli_applies(self, provider: str) -> bool:
+        return bool(self.cli_api_key) and (self.cli_provider is None or self.cli_provider == provider)
+
+    def _models_json_key(self, provider: str) -> str | None:
+        entry = self._providers.get(provider)
+        return entry.config.api_key if entry and entry.config else None
+
+    def resolve_api_key(self, provider: str) -> str | None:
+        """The API key to send for ``provider`` (runs ``!commands``), or None. The key is registered
+        with :mod:`atomic_host.kit.secrets` before it is returned, so it is masked wherever it is echoed."""
+        if self._cli_applies(provider):
+            return self.cli_api_key
+        record = self._auth.get(provider)
+        secret = record_secret(record)
+        if secret is not None:
+            key = self._resolve_stored(provider, record, secret)
+            secrets.register(key, f"auth.json:{provider}")
+            return key
+        for var in self._env_keys(provider):
+            if self.env.get(var):
+                secrets.register(self.env[var], var)
+                return self.env[var]
+        raw = self._models_json_key(provider)
+        # models.json commands run at request time, uncached.
+        key = values.resolve_value(raw, self.env) if raw else None
+        secrets.register(key, f"models.json:{provider}")
+        return key
+
+    def _resolve_stored(self, provider: str, record: dict[str, Any], secret: str) -> str | None:
+        if record.get("type") == "oauth":
+            return secret
+        extra = record.get("env") if isinstance(record.get("env"), dict) else {}
+        env = {**self.env, **{k: str(v) for k, v in extra.items()}}
+        if values.is_command(secret):
+            # auth.json commands are cached for the life of the process.
+            key = (provider, secret)
+            if key not in self._command_cache:
+                self._command_cache[key] = values.run_command(secret[1:], env)
+            return self._command_cache[key]
+        return values.interpolate(secret, env) or None
+
+    def auth_status(self, provider: str) -> AuthStatus:
+        """``{"configured", "source"?, "label"?}``; never runs commands (a ``!cmd`` counts as configured)."""
+        if self._cli_applies(provider):
+            return {"configured": True, "source": "cli", "label": "--api-key"}
+        record = self._auth.get(provider)
+        if record_secret(record) is not None:
+            label = "OAuth" if record.get("type") == "oauth" else "stored credential"
+            return {"configured": True, "source": "stored", "label": label}
+        for var in self._env_keys(provider):
+            if self.env.get(var):
+                return {"configured": True, "source": "environment", "label": var}
+        raw = self._models_json_key(provider)
+        if raw and (values.is_command(raw) or values.interpolate(raw, self.env)):
+            return {"configured": True, "source": "models_json", "label": "models.json"}
+        entry = self._providers.get(provider)
+        if entry and entry.info.always_authenticated:
+            return {"configured": True}
+        return {"configured": False}
+
+    def login(self, provider: str, key: str) -> AuthStatus:
+        """Store an API key for ``provider`` in auth.json (0600, atomic); returns the new status."""
+        if not key:
+            raise ValueError("API key must not be empty")
+        secrets.register(key, f"auth.json:{provider}")
+        data = read_auth(self.auth_path)
+        data[provider] = {"type": "api_key", "key": key}
+        write_auth(self.auth_path, data)
+        self._forget(provider)
+        return self.auth_status(provider)
+
+    def logout(self, provider: str) -> AuthStatus:
+        """Remove the stored credential (auth.json and the legacy file); env/CLI/models.json stay."""
+        for path in (self.auth_path, self.legacy_auth_path):
+            if path is None:
+                continue
+            data = read_auth(path)
+            if provider in data:
+                del data[provider]
+                write_auth(path, data)
+        self._forget(provider)
+        return self.auth_status(provider)
+
+    def _forget(self, provider: str) -> None:
+        self._command_cache = {k: v for k, v in self._command_cache.items() if k[0] != provider}
+        self._auth = self._read_all_auth()
+
+    def oauth_providers(self) -> list[dict[str, Any]]:
+        """Providers offering an OAuth login flow; atomic-host implements none yet."""
+        return []
+
+    def _is_extension(self, info: ProviderInfo) -> bool:
+        return bool(info.plugin) and info.plugin != MODELS_JSON_PLUGIN and info.plugin not in self.builtin_plugins
+
+    def custom_auth_providers(self) -> list[dict[str, str]]:
+        """Extension-registered providers that take an API key through ``login_provider``."""
+        return [{"id": e.info.id, "name": e.info.name} for e in self._providers.values()
+                if self._is_extension(e.info) and not e.info.always_authenticated]
+
+    def provider_auth_statuses(self) -> list[dict[str, Any]]:
+        """``[{provider, status}]`` for extension-registered providers whose auth is not in auth.json."""
+        out = []
+        for pid, entry in self._providers.items():
+            if self._is_extension(entry.info):
+                status = self.auth_status(pid)
+                if status.get("source") != "stored":
+                    out.append({"provider": pid, "status": status})
+        return out
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def stream_fn(self, api: str) -> Any:
+        """The stream function of ``api`` (resolving ``"module:function"``), or None if unknown/broken."""
+        if api in self._stream_fns:
+            return self._stream_fns[api]
+        impl = self._apis.get(api)
+        fn: Any = None
+        if impl is not None and callable(impl.stream):
+            fn = impl.stream
+        elif impl is not None:
+            module, _, name = str(impl.stream).partition(":")
+            try:
+                fn = getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError) as exc:
+                self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
+        self._stream_fns[api] = fn
+        return fn
+
+    def request_headers(self, model: dict[str, Any]) -> dict[str, str]:
+        """Provider + models.json provider + model headers, values resolved (``$VAR``, ``!cmd``)."""
+        entry = self._providers.get(model.get("provider", ""))
+        raw: dict[str, str] = {}
+        if entry:
+            raw.update(entry.info.headers)
+            if entry.config:
+                raw.update(entry.config.headers)
+        raw.update(model.get("headers") or {})
+        headers = {}
+        for name, value in raw.items():
+            resolved = values.resolve_value(value, self.env)
+            if resolved:
+                headers[name] = resolved
+                if values.is_command(value) or "$" in value:  # resolved config: a credential by default
+                    register_reference_values(value, self.env)
+                    secrets.register(resolved, f"header:{model.get('provider', '')}:{name}")
+        if entry and entry.config and entry.config.auth_header:
+            key = self.resolve_api_key(entry.info.id)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+        return headers

@@ -1,0 +1,887 @@
+"""AgentSession: one open session and the agent working in it — prompts, queues, abort, retry,
+model and thinking selection, and the in-memory context the model sees."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from atomic_host.agent.loop import make_stream_options, run_agent
+from atomic_host.contract.errors import HostError as CommandFailed
+from atomic_host.contract.events import (
+    BeforeAgentStartEvent,
+    InputEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    SystemPromptEvent,
+)
+from atomic_host.contract.results import InputResult
+from atomic_host.engine import summaries
+from atomic_host.session.tree import message_text
+
+if TYPE_CHECKING:
+    from atomic_host.contract.providers import StreamOptions
+    from atomic_host.runtime import Runtime
+    from atomic_host.session.tree import Session
+
+DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
+ABORT_GRACE_S = 1.0
+"""How long abort lets a provider stream end on its own before cancelling it."""
+BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+DEFAULT_SYSTEM_PROMPT = """\
+You are an expert coding assistant. You work in the user's project through the tools below.
+
+Guidelines:
+- Read a file before you change it; prefer small, exact edits over rewriting whole files.
+- Use the search and find tools to locate code instead of guessing paths.
+- Run commands (tests, linters, builds) to check your work, and report what you ran.
+- Never run destructive commands (deleting data, force-pushing) unless the user asked for it.
+- When something is unclear or risky, ask the user before acting.
+- Answer concisely; show file paths so the user can follow your changes."""
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
+MODEL_PREFERENCE = (
+    ("anthropic", "claude-sonnet-4-6"),
+    ("anthropic", "claude-sonnet-4-5"),
+    ("openai", "gpt-5.2"),
+    ("openai", "gpt-5"),
+)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AgentSession:
+    """The active session plus the agent's state; the RPC handlers call into it."""
+
+    def __init__(self, rt: Runtime, session: Session) -> None:
+        self.rt = rt
+        self.session = session
+        self.cwd: str = getattr(session, "cwd", None) or rt.cwd
+        self.model: dict[str, Any] | None = None
+        self.thinking_level = "off"
+        self._messages: list[dict[str, Any]] | None = []
+        self._context_branch: list[dict[str, Any]] = []
+        # The loop's two queues, in delivery order. ``text`` is what queue_update lists for a queued
+        # user message; custom messages from extensions are queued with ``text=None``: they are
+        # delivered like the others but never listed (clients show queued *user* input).
+        self._steering_queue: list[tuple[str | None, dict[str, Any]]] = []
+        self._follow_up_queue: list[tuple[str | None, dict[str, Any]]] = []
+        self.next_turn: list[dict[str, Any]] = []
+        """Custom messages sent with ``deliverAs: "nextTurn"``: they ride with the next prompt."""
+        self.paused = False
+        self.queue_held = False
+        """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
+        self._abort_count = 0
+        self.steering_mode = rt.settings.steering_mode
+        self.follow_up_mode = rt.settings.follow_up_mode
+        self.auto_retry = rt.settings.retry_enabled
+        self.auto_compaction = rt.settings.compaction_enabled
+        self.abort_signal = asyncio.Event()
+        self.drive_task: asyncio.Task[None] | None = None
+        self.retry_attempt = 0
+        self.retry_wait: asyncio.Task[None] | None = None
+        self.deferred_bash: list[dict[str, Any]] = []
+        self.in_provider_stream = False
+        self.cancelled_for_abort = False
+        self.recovery_report: dict[str, Any] | None = None
+        self.summary_task: asyncio.Task[None] | None = None
+        self._temp_dir: str | bool | None = False
+        # compaction (atomic_host/engine/compaction.py): the running job, one overflow recovery per turn
+        self.compaction_job: Any = None
+        self.overflow_recovered = False
+
+    # --- construction ---
+
+    @classmethod
+    async def open_initial(cls, rt: Runtime) -> AgentSession:
+        """Startup: --session / --continue / --no-session / a new session, then model selection."""
+        opts = rt.options
+        store = rt.store
+        session = None
+        if opts.session:
+            session = open_session_ref(store, opts.session)
+        elif opts.continue_session:
+            session = store.most_recent(rt.cwd)
+        fresh = session is None
+        if fresh:
+            session = store.new_session(rt.cwd)
+        agent = cls(rt, session)
+        agent.rebuild_context(restore_model=not fresh)
+        agent.select_startup_model(fresh)
+        if opts.name:
+            agent.set_session_name(opts.name)
+        await agent.fire_session_start("startup")
+        return agent
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The in-memory context. Built on first use from the branch captured by
+        ``rebuild_context``: switching to a long session does not pay for it up front."""
+        if self._messages is None:
+            from atomic_host.session.context import build_session_context
+
+            self._messages = list(build_session_context(self._context_branch).messages)
+            self._context_branch = []
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[dict[str, Any]]) -> None:
+        self._messages, self._context_branch = value, []
+
+    def rebuild_context(self, restore_model: bool = True) -> None:
+        """Rebuild the in-memory context from the session's current branch (messages lazily)."""
+        branch = self.session.branch()
+        self._messages, self._context_branch = None, branch
+        if restore_model:
+            model, level = _branch_settings(branch)
+            if model:
+                found = self.rt.models.find(model[0], model[1])
+                if found is not None:
+                    self.model = found
+            if level:
+                self.thinking_level = level
+
+    def select_startup_model(self, fresh: bool) -> None:
+        from atomic_host.core.models.refs import parse_model_ref, resolve_model
+        from atomic_host.core.models.thinking import LEVELS, clamp
+
+        opts, settings, registry = self.rt.options, self.rt.settings, self.rt.models
+        level: str | None = opts.thinking
+        if opts.model:
+            _p, _m, ref_level = parse_model_ref(opts.model)
+            self.model = resolve_model(registry, opts.model, opts.provider)
+            if self.model is None:
+                print(f"atomic: model not found: {opts.model}", file=sys.stderr)
+            level = level or ref_level
+        elif opts.provider:
+            self.model = next((m for m in registry.available() if m["provider"] == opts.provider), None)
+        if self.model is None and fresh:
+            dp, dm = settings.str("defaultProvider"), settings.str("defaultModel")
+            if dp and dm:
+                self.model = registry.find(dp, dm)
+            if self.model is None:
+                self.model = self._preferred_model()
+        if fresh or level:
+            self.thinking_level = level or settings.str("defaultThinkingLevel") or "medium"
+        if self.thinking_level not in LEVELS:
+            print(f"atomic: unknown thinking level {self.thinking_level!r}, using medium", file=sys.stderr)
+            self.thinking_level = "medium"
+        if self.model is not None:
+            self.thinking_level = clamp(self.model, self.thinking_level)
+        if fresh:
+            self.record_initial_settings()
+        elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
+            self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
+
+    def record_initial_settings(self) -> None:
+        """A new session starts with ``model_change`` (when a model is set) and ``thinking_level_change``."""
+        if self.model is not None:
+            self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
+        self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
+
+    def _preferred_model(self) -> dict[str, Any] | None:
+        available = self.rt.models.available()
+        for provider, model_id in MODEL_PREFERENCE:
+            for m in available:
+                if m["provider"] == provider and m["id"] == model_id:
+                    return m
+        # The scripted faux provider is for tests and demos: only used when asked for by name.
+        return next((m for m in available if m["provider"] != "faux"), None)
+
+    async def fire_session_start(self, reason: str, previous: str | None = None) -> None:
+        event = SessionStartEvent(reason, previous)
+        await self.rt.plugins.acall_each("session_start", event=event, api=self.rt.api)
+
+    # --- events and messages ---
+
+    def emit(self, event: dict[str, Any], line: str | None = None) -> None:
+        """Send an event to the client (``line``: its JSON, when already encoded) and to observers."""
+        self.rt.out.send(event, line)
+        if self.rt.plugins.has_impls("on_event"):
+            for _ in self.rt.plugins.call_each("on_event", event=event, api=self.rt.api):
+                pass
+
+    def record_message(self, message: dict[str, Any]) -> None:
+        """Add a finished message to the context and persist it."""
+        self.messages.append(message)
+        if message.get("role") == "custom":
+            fields = {
+                k: v for k, v in message.items() if k in ("customType", "content", "display", "details")
+            }
+            self.session.append("custom_message", **fields)
+        else:
+            self.session.append_message(message)
+
+    def deliver_message(self, message: dict[str, Any]) -> None:
+        """A user/custom message enters the run: events, dequeue, persistence."""
+        self.emit({"type": "message_start", "message": message})
+        self._dequeue(message)
+        self.emit({"type": "message_end", "message": message})
+        self.record_message(message)
+
+    def note_assistant(self, message: dict[str, Any]) -> None:
+        if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
+            self.emit({"type": "auto_retry_end", "success": True, "attempt": self.retry_attempt})
+            self.retry_attempt = 0
+
+    # --- provider context ---
+
+    def system_prompt(self) -> str:
+        opts = self.rt.options
+        base = opts.system_prompt or DEFAULT_SYSTEM_PROMPT
+        tools = self.rt.tools.for_model()
+        lines = [base, ""]
+        if tools:
+            lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
+            lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
+        if self.rt.plugins.has_impls("system_prompt"):
+            event = SystemPromptEvent([t.name for t in tools])
+            for _plugin, section in self.rt.plugins.call_each("system_prompt", event=event, api=self.rt.api):
+                if isinstance(section, str) and section.strip():
+                    lines += ["", section.strip()]
+        lines.append(f"Current date: {time.strftime('%Y-%m-%d')}")
+        lines.append(f"Current working directory: {self.cwd}")
+        if opts.append_system_prompt:
+            lines += ["", opts.append_system_prompt]
+        for path, text in self.context_files():
+            lines += ["", f"# Project context from {path}", "", text.strip()]
+        return "\n".join(lines)
+
+    def context_files(self) -> list[tuple[str, str]]:
+        """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to cwd."""
+        from pathlib import Path
+
+        dirs = [self.rt.agent_dir, *reversed([Path(self.cwd), *Path(self.cwd).parents])]
+        found = []
+        for directory in dirs:
+            for name in CONTEXT_FILES:
+                path = directory / name
+                try:
+                    found.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+                    break
+                except OSError:
+                    continue
+        return found
+
+    def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
+        from atomic_host.session.context import convert_to_llm
+
+        messages = convert_to_llm(self.messages, repair_trailing=True)
+        if self.rt.settings.bool("images.blockImages", False):
+            messages = [_replace_images(m, "Image reading is disabled.") for m in messages]
+        elif "image" not in (self.model or {}).get("input", ["text", "image"]):
+            messages = [
+                _replace_images(m, "(image omitted: this model does not accept images)") for m in messages
+            ]
+        return {
+            "systemPrompt": system_prompt or self.system_prompt(),
+            "messages": messages,
+            "tools": [t.to_llm() for t in self.rt.tools.for_model()],
+        }
+
+    def stream_options(self) -> StreamOptions:
+        return make_stream_options(self)
+
+    def temp_dir(self) -> str | None:
+        if self._temp_dir is False:
+            from atomic_host.kit.tempdirs import session_temp_dir
+
+            path = session_temp_dir(self.session.id)
+            self._temp_dir = str(path) if path else None
+        return self._temp_dir  # type: ignore[return-value]
+
+    # --- state ---
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.drive_task is not None and not self.drive_task.done()
+
+    def require_model(self) -> dict[str, Any]:
+        if self.model is None:
+            raise CommandFailed("No model selected. Use set_model, --model or configure an API key.")
+        provider = self.model["provider"]
+        if not self.rt.models.auth_status(provider).get("configured"):
+            raise CommandFailed(
+                f"No API key found for {provider}. Set it with --api-key, auth.json or the "
+                "provider's environment variable."
+            )
+        return self.model
+
+    # --- prompting ---
+
+    async def prompt(
+        self,
+        text: str,
+        images: list[dict[str, Any]] | None,
+        behavior: str | None,
+        source: str = "rpc",
+        literal: bool = False,
+    ) -> str:
+        """The prompt pipeline of semantics §3.1; returns the disposition. ``literal`` (extension
+        prompts): no slash-command dispatch, no template or skill expansion."""
+        if text.startswith("/") and not literal:
+            name, _, args = text[1:].partition(" ")
+            command = self.rt.commands.get(name)
+            if command is not None and not command.is_expansion:
+                await self.run_command(command, args)
+                return "handled"
+        summaries.cancel(self)
+        if self.paused:
+            self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
+            return "queued"
+        result = await self.apply_input_hooks(text, images, "prompt", source)
+        if result is None:
+            return "handled"
+        text, images = result
+        if not literal:
+            text = self.expand_command(text)
+        if self.is_streaming:
+            if behavior not in ("steer", "followUp"):
+                raise CommandFailed(BUSY)
+            self._enqueue(behavior, text, images)
+            return "queued"
+        self.flush_deferred_bash()
+        self.require_model()
+        await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
+        extra: list[dict[str, Any]] = []
+        system_prompt = None
+        for _plugin, res in await self.rt.plugins.acall_each(
+            "before_agent_start",
+            event=BeforeAgentStartEvent(text, images),
+            api=self.rt.api,
+        ):
+            if isinstance(res, dict):
+                system_prompt = res.get("system_prompt") or res.get("systemPrompt") or system_prompt
+                extra += [_custom(m) for m in res.get("messages", [])]
+        if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
+            self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
+            return "queued"
+        # user message, then nextTurn custom messages, then before_agent_start ones (semantics §3.1.10);
+        # the run's first steering poll adds what was queued before (and held by an abort).
+        next_turn, self.next_turn = self.next_turn, []
+        self.queue_held = False
+        self.start_drive([make_user_message(text, images), *next_turn, *extra], system_prompt)
+        return "started"
+
+    async def queue_message(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> str:
+        """``steer`` / ``follow_up``: never extension commands; queued (or handled by an input hook)."""
+        if text.startswith("/"):
+            name = text[1:].partition(" ")[0]
+            command = self.rt.commands.get(name)
+            if command is not None and not command.is_expansion:
+                raise CommandFailed(
+                    f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
+                    "when not streaming."
+                )
+        result = await self.apply_input_hooks(
+            text, images, "steer" if kind == "steer" else "follow_up", "rpc"
+        )
+        if result is None:
+            return "handled"
+        text, images = result
+        text = self.expand_command(text)
+        self._enqueue(kind, text, images)
+        if not self.is_streaming and self.messages and not self.queue_held and not self.paused:
+            self.start_drive(self.next_queued(), None, poll_steering_first=False)
+        return "queued"
+
+    async def apply_input_hooks(
+        self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str
+    ) -> tuple[str, list[dict[str, Any]] | None] | None:
+        """Chain ``input`` hooks: None when one handled the input, else the (transformed) text/images."""
+        if not self.rt.plugins.has_impls("input"):
+            return text, images
+        event = InputEvent(text, images, source, kind)
+        for _plugin, res in await self.rt.plugins.acall_each("input", event=event, api=self.rt.api):
+            if isinstance(res, InputResult):
+                if res.action == "handled":
+                    return None
+                event.text = res.text if res.text is not None else event.text
+                event.images = res.images if res.images is not None else event.images
+        return event.text, event.images
+
+    def expand_command(self, text: str) -> str:
+        """Expand ``/template args`` and ``/skill:name args``; anything else is returned as is."""
+        if not text.startswith("/"):
+            return text
+        name, _, args = text[1:].partition(" ")
+        command = self.rt.commands.get(name)
+        if command is None or not command.is_expansion:
+            return text
+        try:
+            return command.get_expander()(args)
+        except Exception as exc:
+            self.rt.extension_error(command.path or command.plugin, "expand", str(exc) or type(exc).__name__)
+            return text
+
+    async def run_command(self, command: Any, args: str) -> None:
+        import inspect
+
+        try:
+            result = command.get_handler()(args, self.rt.api)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            print(f"atomic: command /{command.name} failed: {exc}", file=sys.stderr)
+            self.rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
+
+    async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
+        """``api.send_user_message``: a literal prompt with source ``extension`` (semantics §5.3).
+        While streaming, ``deliver_as`` (steer | followUp) says how to queue it; without it the
+        prompt is refused like any other (the BUSY error)."""
+        if deliver_as not in (None, "steer", "followUp"):
+            raise ValueError(f"deliver_as must be 'steer' or 'followUp', got {deliver_as!r}")
+        return await self.prompt(text, None, deliver_as, source="extension", literal=True)
+
+    def send_custom_message(
+        self,
+        custom_type: str,
+        content: Any,
+        *,
+        display: bool,
+        details: Any,
+        trigger_turn: bool,
+        deliver_as: str | None,
+        exclude_from_context: bool,
+    ) -> asyncio.Future[None]:
+        """``api.send_message`` (semantics §5.3 sendMessage). Acts at once, so synchronous hooks
+        (``on_event``) can call it; the returned future is done, except for an ``interrupt`` of a
+        running run, where it resolves once the aborted run has ended and the new one started.
+
+        - ``nextTurn``: held, and delivered after the user message of the next prompt;
+        - ``interrupt``: abort the running run (the queues are kept and held), then run with it;
+        - streaming: queued, as steering unless ``deliver_as == "followUp"``;
+        - idle with ``trigger_turn``: a run starts with it;
+        - idle otherwise: appended (message_start/end, persisted as ``custom_message``).
+        """
+        if deliver_as not in DELIVERIES:
+            raise ValueError(f"deliver_as must be one of {', '.join(sorted(DELIVERIES - {None}))}, got {deliver_as!r}")
+        message = {
+            "role": "custom",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+            "timestamp": now_ms(),
+        }
+        if details is not None:
+            message["details"] = details
+        if exclude_from_context:
+            message["excludeFromContext"] = True
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        if deliver_as == "nextTurn":
+            self.next_turn.append(message)
+        elif deliver_as == "interrupt":
+            self.require_model()
+            if self.is_streaming:
+                return asyncio.ensure_future(self._interrupt(message))
+            self.start_drive([message], None)
+        elif self.is_streaming:
+            self._enqueue_message("followUp" if deliver_as == "followUp" else "steer", message, None)
+        elif trigger_turn:
+            self.require_model()
+            self.start_drive([message], None)
+        else:
+            self.deliver_message(message)
+        return done
+
+    async def _interrupt(self, message: dict[str, Any]) -> None:
+        """Stop the running run like ``abort`` does, then start one that delivers ``message``."""
+        aborts = self._abort_count
+        task = self.drive_task
+        self._signal_abort()
+        if task is not None:
+            await asyncio.shield(task)
+        if self.rt.session is not self:
+            return  # the session was replaced meanwhile
+        if self._abort_count != aborts or self.is_streaming:
+            # A client abort (or another run) came in between: keep the message queued, not lost.
+            self._enqueue_message("steer", message, None)
+            return
+        self.start_drive([message], None)
+
+    def append_custom_entry(self, custom_type: str, data: Any) -> dict[str, Any]:
+        entry = self.session.append("custom", customType=custom_type, data=data)
+        self.emit({"type": "entry_appended", "entry": entry})
+        return entry
+
+    # --- the run driver: runs, auto-retry, queued continuations ---
+
+    def start_drive(
+        self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool = True
+    ) -> None:
+        """Start a run with ``messages``. ``poll_steering_first=False`` when they were just taken
+        from the steering queue (they stay listed until delivered, so a first poll would repeat them)."""
+        if self.rt.pending_reload:
+            self.rt.apply_pending_reloads()
+        self.abort_signal = asyncio.Event()
+        self.overflow_recovered = False  # compaction: a new turn may recover from overflow once
+        self.drive_task = asyncio.create_task(self._drive(messages, system_prompt, poll_steering_first))
+
+    async def _drive(
+        self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool
+    ) -> None:
+        try:
+            while True:
+                await run_agent(self, messages, system_prompt, poll_steering_first)
+                messages, poll_steering_first = [], True
+                if self.abort_signal.is_set():
+                    break
+                if await _compaction().after_run(self):  # compaction: overflow compacted, continue
+                    continue
+                last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
+                if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
+                    continue
+                if self.abort_signal.is_set():  # abort during the retry delay: the queue stays held
+                    break
+                await asyncio.sleep(0)  # between runs too: a run that never suspended must not starve the reader
+                if self.rt.pending_reload:
+                    self.rt.apply_pending_reloads()
+                messages, poll_steering_first = self.next_queued(), False
+                if not messages:
+                    break
+        except Exception as exc:  # a bug in the loop must not kill the host
+            print(f"atomic: agent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.emit({"type": "agent_end", "messages": []})
+        finally:
+            # Settled: from here on the session is idle, also for plugins that react to agent_settled
+            # (a send_message from on_event then appends or starts a new run instead of queueing).
+            if self.drive_task is asyncio.current_task():
+                self.drive_task = None
+            self.emit({"type": "agent_settled"})
+            if not self.abort_signal.is_set() and self.drive_task is None:
+                summaries.schedule(self)
+
+    async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
+        from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error, session_retry_delay_ms
+
+        window = (self.model or {}).get("contextWindow", 0)
+        retryable = is_retryable_error(failed) and not is_context_overflow(failed, window)
+        settings = self.rt.settings
+        if retryable and self.auto_retry and self.retry_attempt < settings.retry_max:
+            self.retry_attempt += 1
+            cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)  # a server's retry-after, capped
+            delay = session_retry_delay_ms(failed, self.retry_attempt, settings.retry_base_delay_ms, cap_ms)
+            self.emit(
+                {
+                    "type": "auto_retry_start",
+                    "attempt": self.retry_attempt,
+                    "maxAttempts": settings.retry_max,
+                    "delayMs": delay,
+                    "errorMessage": failed.get("errorMessage", ""),
+                }
+            )
+            if failed in self.messages:
+                self.messages.remove(failed)
+            self.retry_wait = asyncio.create_task(asyncio.sleep(delay / 1000))
+            try:
+                await self.retry_wait
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    raise
+                self.emit(
+                    {
+                        "type": "auto_retry_end",
+                        "success": False,
+                        "attempt": self.retry_attempt,
+                        "finalError": "Retry cancelled",
+                    }
+                )
+                self.retry_attempt = 0
+                return False
+            finally:
+                self.retry_wait = None
+            return True
+        if self.retry_attempt > 0:
+            self.emit(
+                {
+                    "type": "auto_retry_end",
+                    "success": False,
+                    "attempt": self.retry_attempt,
+                    "finalError": failed.get("errorMessage", ""),
+                }
+            )
+            self.retry_attempt = 0
+        return False
+
+    def abort_retry(self) -> None:
+        if self.retry_wait is not None:
+            self.retry_wait.cancel()
+
+    def _signal_abort(self) -> None:
+        """Ask the running run to stop: retry delay, provider stream, tools, automatic compaction.
+        The queues are kept and held: nothing queued runs until the next prompt (semantics §3.4)."""
+        self.abort_signal.set()
+        self.abort_retry()
+        _compaction().cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
+        if self.is_streaming:
+            self.queue_held = True
+
+    async def abort(self) -> None:
+        """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
+        self._abort_count += 1
+        task = self.drive_task
+        self._signal_abort()
+        if task is None or task.done():
+            return  # nothing running: a no-op
+        done, _ = await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+        if not done and self.in_provider_stream:
+            # A provider stream that ignores the abort signal: cancel it (stream_assistant turns
+            # the cancellation into the aborted assistant message and the run ends normally).
+            print("atomic: provider stream ignored abort; cancelling it", file=sys.stderr)
+            self.cancelled_for_abort = True
+            task.cancel()
+        await asyncio.shield(task)
+
+    async def wait_idle(self) -> None:
+        while self.drive_task is not None and not self.drive_task.done():
+            await asyncio.shield(self.drive_task)
+
+    # --- queues ---
+
+    def _enqueue(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> None:
+        message = make_user_message(text, images)
+        self._enqueue_message(kind, message, message_text(message))
+
+    def _enqueue_message(self, kind: str, message: dict[str, Any], text: str | None) -> None:
+        queue = self._steering_queue if kind == "steer" else self._follow_up_queue
+        queue.append((text, message))
+        if text is not None:
+            self.emit_queue()
+
+    @property
+    def steering(self) -> list[str]:
+        """Queued steering texts, as listed in ``queue_update``."""
+        return [t for t, _ in self._steering_queue if t is not None]
+
+    @property
+    def follow_up(self) -> list[str]:
+        """Queued follow-up texts, as listed in ``queue_update``."""
+        return [t for t, _ in self._follow_up_queue if t is not None]
+
+    def emit_queue(self) -> None:
+        self.emit({"type": "queue_update", "steering": self.steering, "followUp": self.follow_up})
+
+    def _dequeue(self, message: dict[str, Any]) -> None:
+        """A queued message is being delivered: take it off its queue (by identity: a prompt
+        with the same text as a queued one must not remove that one)."""
+        for queue in (self._steering_queue, self._follow_up_queue):
+            for i, (text, queued) in enumerate(queue):
+                if queued is message:
+                    del queue[i]
+                    if text is not None:
+                        self.emit_queue()
+                    return
+
+    def _poll(self, queue: list[tuple[str | None, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
+        if self.paused or self.queue_held or not queue:
+            return []
+        items = queue if mode == "all" else queue[:1]
+        # Messages stay queued until their message_start is processed (then _dequeue removes them).
+        return [m for _t, m in items]
+
+    def poll_steering(self) -> list[dict[str, Any]]:
+        return self._poll(self._steering_queue, self.steering_mode)
+
+    def poll_follow_up(self) -> list[dict[str, Any]]:
+        return self._poll(self._follow_up_queue, self.follow_up_mode)
+
+    def next_queued(self) -> list[dict[str, Any]]:
+        """What a new turn delivers from the queue: steering first, else follow-ups."""
+        return self.poll_steering() or self.poll_follow_up()
+
+    def clear_queue(self) -> dict[str, list[str]]:
+        data = {"steering": self.steering, "followUp": self.follow_up}
+        self._steering_queue.clear()
+        self._follow_up_queue.clear()
+        self.emit_queue()
+        return data
+
+    def resume_queue(self) -> bool:
+        released = self.paused
+        self.paused = False
+        return released
+
+    # --- bash messages ---
+
+    def add_bash_message(self, message: dict[str, Any]) -> None:
+        """Record a direct-bash result: now when idle, at the next prompt while streaming. No event."""
+        if self.is_streaming:
+            self.deferred_bash.append(message)
+        else:
+            self.messages.append(message)
+            self.session.append_message(message)
+
+    def flush_deferred_bash(self) -> None:
+        for message in self.deferred_bash:
+            self.messages.append(message)
+            self.session.append_message(message)
+        self.deferred_bash.clear()
+
+    # --- model and thinking ---
+
+    def set_model(
+        self, provider: str, model_id: str, persist: bool = False, source: str = "set"
+    ) -> dict[str, Any]:
+        from atomic_host.core.models.thinking import clamp
+
+        model = next(
+            (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
+        )
+        if model is None:
+            raise CommandFailed(f"Model not found: {provider}/{model_id}")
+        previous = self.model
+        self.model = model
+        self.session.append("model_change", provider=provider, modelId=model_id)
+        level = clamp(model, self.thinking_level)
+        if level != self.thinking_level:
+            self._set_level(level)
+        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
+        if persist:
+            self.rt.settings.save_global("defaultProvider", provider)
+            self.rt.settings.save_global("defaultModel", model_id)
+            self.rt.settings.save_global("defaultThinkingLevel", self.thinking_level)
+        return model
+
+    def _set_level(self, level: str) -> None:
+        self.thinking_level = level
+        self.session.append("thinking_level_change", thinkingLevel=level)
+        self.emit({"type": "thinking_level_changed", "level": level})
+
+    def set_thinking_level(self, level: str, persist: bool = False) -> dict[str, Any]:
+        from atomic_host.core.models.thinking import clamp
+
+        effective = clamp(self.model, level) if self.model else level
+        if effective != self.thinking_level:
+            self._set_level(effective)
+        if persist:
+            self.rt.settings.save_global("defaultThinkingLevel", effective)
+        data: dict[str, Any] = {"level": effective}
+        if self.model:
+            data.update(provider=self.model["provider"], modelId=self.model["id"])
+        return data
+
+    def cycle_thinking_level(self) -> dict[str, Any] | None:
+        from atomic_host.core.models.thinking import next_level
+
+        if not self.model:
+            return None
+        level = next_level(self.model, self.thinking_level)
+        if level is None:
+            return None
+        self._set_level(level)
+        return {"level": level}
+
+    def scoped_models(self) -> list[dict[str, Any]]:
+        patterns = self.rt.options.models or self.rt.settings.list("enabledModels", []) or []
+        if not patterns:
+            return []
+        import fnmatch
+
+        out = []
+        for m in self.rt.models.available():
+            full = f"{m['provider']}/{m['id']}"
+            if any(fnmatch.fnmatch(full, p) or fnmatch.fnmatch(m["id"], p) for p in patterns):
+                out.append(m)
+        return out
+
+    def cycle_model(self, direction: str | None, persist: bool) -> dict[str, Any] | None:
+        scoped = self.scoped_models()
+        candidates = scoped or self.rt.models.available()
+        if len(candidates) < 2:
+            return None
+        keys = [(m["provider"], m["id"]) for m in candidates]
+        current = (self.model["provider"], self.model["id"]) if self.model else None
+        index = keys.index(current) if current in keys else 0
+        step = -1 if direction == "backward" else 1
+        target = candidates[(index + step) % len(candidates)]
+        self.set_model(target["provider"], target["id"], persist=persist, source="cycle")
+        return {"model": self.model, "thinkingLevel": self.thinking_level, "isScoped": bool(scoped)}
+
+    # --- session metadata ---
+
+    def set_session_name(self, name: str) -> None:
+        name = name.strip()
+        if not name:
+            raise CommandFailed("Session name cannot be empty")
+        self.session.append("session_info", name=name)
+        self.emit({"type": "session_info_changed", "name": name})
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        if self.session.get_entry(entry_id) is None:
+            raise CommandFailed(f"Entry {entry_id} not found")
+        fields: dict[str, Any] = {"targetId": entry_id}
+        if label:
+            fields["label"] = label
+        self.session.append("label", **fields)
+
+    async def close(self, reason: str) -> None:
+        """Stop the run and tell plugins this session is going away."""
+        summaries.cancel(self)
+        if self.is_streaming:
+            await self.abort()
+        event = SessionShutdownEvent(reason)
+        await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
+
+
+def _compaction() -> Any:
+    from atomic_host.engine import compaction
+
+    return compaction
+
+
+def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | None, str | None]:
+    """(provider, modelId) of the last model_change/assistant message and the last thinking
+    level on the branch, scanning back from the leaf (same result as build_session_context)."""
+    model: tuple[Any, Any] | None = None
+    level: str | None = None
+    for entry in reversed(branch):
+        kind = entry.get("type")
+        if model is None:
+            if kind == "model_change":
+                model = (entry.get("provider"), entry.get("modelId"))
+            elif kind == "message":
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    model = (message.get("provider"), message.get("model"))
+        if level is None and kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
+            level = entry["thinkingLevel"]
+        if model is not None and level is not None:
+            break
+    return model, level
+
+
+def open_session_ref(store: Any, ref: str) -> Session:
+    """``--session``: a file path, or a session id in the current store."""
+    import os
+
+    if os.sep in ref or ref.endswith(".jsonl"):
+        return store.open_path(os.path.abspath(os.path.expanduser(ref)))
+    return store.open(ref)
+
+
+def make_user_message(text: str, images: list[dict[str, Any]] | None) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for image in images or []:
+        content.append(
+            {"type": "image", "data": image.get("data", ""), "mimeType": image.get("mimeType", "")}
+        )
+    return {"role": "user", "content": content, "timestamp": now_ms()}
+
+
+def _custom(message: dict[str, Any]) -> dict[str, Any]:
+    out = {"role": "custom", "display": True, "timestamp": now_ms(), **message}
+    out.setdefault("customType", "extension")
+    out.setdefault("content", "")
+    return out
+
+
+def _replace_images(message: dict[str, Any], text: str) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list) or not any(b.get("type") == "image" for b in content):
+        return message
+    blocks = [{"type": "text", "text": text} if b.get("type") == "image" else b for b in content]
+    return {**message, "content": blocks}

@@ -1,0 +1,54 @@
+"""start_pending_recovery: finish what an earlier process left unfinished in this session.
+
+Interrupted tool calls (an assistant toolUse whose results never arrived) get an error result
+appended, so the model sees they did not run. The report is computed once per loaded session
+and repeated verbatim afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_host.engine.agent_session import AgentSession
+
+INTERRUPTED = "Tool execution was interrupted: the result is unavailable."
+
+
+async def recover(agent: AgentSession) -> dict[str, Any]:
+    if agent.recovery_report is not None:
+        return agent.recovery_report
+    report: dict[str, Any] = {"replayed": 0, "dropped": 0, "completions": 0, "notices": []}
+    branch = agent.session.branch()
+    last_assistant = None
+    answered: set[str] = set()
+    for entry in branch:
+        m = entry.get("message") or {}
+        if entry.get("type") != "message":
+            continue
+        if m.get("role") == "assistant":
+            last_assistant, answered = m, set()
+        elif m.get("role") == "toolResult":
+            answered.add(m.get("toolCallId", ""))
+    if (
+        last_assistant is not None
+        and last_assistant.get("stopReason") == "toolUse"
+        and not agent.is_streaming
+    ):
+        for block in last_assistant.get("content") or []:
+            if block.get("type") == "toolCall" and block.get("id") not in answered:
+                result = {
+                    "role": "toolResult",
+                    "toolCallId": block["id"],
+                    "toolName": block.get("name", ""),
+                    "content": [{"type": "text", "text": INTERRUPTED}],
+                    "isError": True,
+                    "timestamp": int(time.time() * 1000),
+                }
+                agent.record_message(result)
+                report["dropped"] += 1
+        if report["dropped"]:
+            report["notices"].append(f"{report['dropped']} interrupted tool call(s) were marked as failed.")
+    agent.recovery_report = report
+    return report

@@ -1,0 +1,188 @@
+"""JSONL transport: an unlimited line reader on stdin and the one writer that owns stdout.
+
+Framing: split on LF only, strip one trailing CR, never split on U+2028/U+2029 (they stay inside
+JSON strings), no line-length limit — asyncio's ``StreamReader`` has a 64 KiB default limit, so
+the reader is a small ``asyncio.Protocol`` over the raw pipe instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from atomic_host.core.jsonfast import dumps  # re-exported: the protocol writer's encoder
+from atomic_host.kit import secrets
+
+_EOF = None
+
+
+class LineProtocol(asyncio.Protocol):
+    """Collects bytes and hands complete lines (without the LF and one trailing CR) to a queue."""
+
+    def __init__(self, queue: asyncio.Queue[bytes | None]) -> None:
+        self.queue = queue
+        self.buffer = bytearray()
+        self.transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        start = len(buf)
+        buf += data
+        # Only scan the new bytes for LF: a 50 MB line costs one pass, not one per chunk.
+        pos = buf.find(b"\n", start)
+        if pos < 0:
+            return
+        begin = 0
+        while pos >= 0:
+            end = pos - 1 if pos > begin and buf[pos - 1] == 0x0D else pos
+            self.queue.put_nowait(bytes(buf[begin:end]))
+            begin = pos + 1
+            pos = buf.find(b"\n", begin)
+        del buf[:begin]
+
+    def eof_received(self) -> bool:
+        if self.buffer:
+            line = bytes(self.buffer)
+            self.buffer.clear()
+            self.queue.put_nowait(line[:-1] if line.endswith(b"\r") else line)
+        self.queue.put_nowait(_EOF)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.buffer:
+            self.eof_received()
+        else:
+            self.queue.put_nowait(_EOF)
+
+
+async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
+    """Start reading stdin; complete lines arrive on the returned queue, ``None`` at EOF."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    try:
+        await loop.connect_read_pipe(lambda: LineProtocol(queue), stdin)
+    except ValueError:
+        # A regular file or /dev/null as stdin: pipes only. Read it in a thread instead.
+        def pump() -> None:
+            proto = LineProtocol(queue)
+            while chunk := stdin.read(1 << 16):
+                loop.call_soon_threadsafe(proto.data_received, chunk)
+            loop.call_soon_threadsafe(proto.eof_received)
+
+        loop.run_in_executor(None, pump)
+    return queue
+
+
+class Output:
+    """The single owner of stdout: every record is written whole, as one line, in call order."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = sys.stdout.fileno() if fd is None else fd
+        self.closed = False
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def send(self, record: dict[str, Any], line: str | None = None) -> None:
+        """Write one record. ``line`` is its JSON when the caller already encoded it (hot path).
+
+        Known credentials are masked in the line (and in the record listeners see)."""
+        if secrets.active():
+            record, line = self._masked(record, line)
+        for listener in self.listeners:
+            listener(record)
+        if self.closed:
+            return
+        if line is None:
+            line = self._encode(record)
+        data = (line + "\n").encode()
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    n = os.write(self.fd, view)
+                except BlockingIOError:
+                    # stdout is non-blocking (shared pipe): wait for the client to read.
+                    import select
+
+                    select.select([], [self.fd], [])
+                    continue
+                view = view[n:]
+        except BrokenPipeError:
+            self.closed = True
+
+    def _encode(self, record: dict[str, Any]) -> str:
+        try:
+            return dumps(record)
+        except (TypeError, ValueError) as exc:
+            return self._unencodable(record, exc)
+
+    def _masked(self, record: dict[str, Any], line: str | None) -> tuple[dict[str, Any], str]:
+        line = self._encode(record) if line is None else line
+        masked = secrets.mask_json(line)
+        if masked is line:
+            return record, line
+        try:
+            return json.loads(masked), masked
+        except (ValueError, RecursionError):  # JSON syntax inside a value matched across a string; a deep tree
+            clean = secrets.mask_obj(record)
+            return clean, self._encode(clean)
+
+    @staticmethod
+    def _unencodable(record: dict[str, Any], exc: Exception) -> str:
+        """A record that cannot be JSON-encoded still gets an answer: the one response a command is owed."""
+        print(f"atomic: cannot encode a {record.get('type')} record: {exc}", file=sys.stderr)
+        if record.get("type") != "response":
+            return dumps(
+                {
+                    "type": "extension_error",
+                    "extensionPath": "atomic-host",
+                    "event": str(record.get("type")),
+                    "error": f"Cannot encode event: {exc}",
+                }
+            )
+        failure = {
+            "type": "response",
+            "command": record.get("command", "unknown"),
+            "success": False,
+            "error": f"Cannot encode response: {exc}",
+        }
+        if record.get("id") is not None:
+            failure = {"id": record["id"], **failure}
+        try:
+            return dumps(failure)
+        except (TypeError, ValueError):
+            failure.pop("id", None)
+            return dumps(failure)
+
+    def respond(self, command: str, req_id: Any = None, data: Any = None, *, has_data: bool = True) -> None:
+        record: dict[str, Any] = {"type": "response", "command": command, "success": True}
+        if req_id is not None:
+            record = {"id": req_id, **record}
+        if has_data and data is not None:
+            record["data"] = data
+        elif has_data and data is None and command in _NULL_DATA_COMMANDS:
+            record["data"] = None
+        self.send(record)
+
+    def error(self, command: str | None, req_id: Any, message: str, **extra: Any) -> None:
+        record: dict[str, Any] = {
+            "type": "response",
+            "command": command or "unknown",
+            "success": False,
+            "error": message,
+            **extra,
+        }
+        if req_id is not None:
+            record = {"id": req_id, **record}
+        self.send(record)
+
+
+_NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
+"""The only commands whose response carries ``data: null`` instead of omitting it."""

@@ -1,0 +1,98 @@
+"""``atomic --mode rpc``: start the runtime and serve JSONL until stdin closes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from atomic_host.core.options import Options
+
+
+def _prewarm() -> None:
+    """Import what later commands need (pydantic models, httpx) off the critical path."""
+    try:
+        import httpx  # noqa: F401
+
+        import atomic_host.core.protocol.validate  # noqa: F401
+    except Exception:  # only a warm-up: the real import reports errors
+        pass
+
+
+def claim_stdout() -> int:
+    """Reserve the real stdout for protocol records; return a private dup of it.
+
+    fd 1 is then pointed at stderr, so ``print`` in a plugin (at import or later) and child
+    processes that inherit fd 1 land in the log, never in the JSONL stream. Call it before any
+    plugin is imported.
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)  # non-inheritable: children never get the protocol stream
+    os.dup2(2, 1)
+    return protocol_fd
+
+
+async def serve(opts: Options) -> int:
+    from atomic_host.frontends.rpc.handlers import Handlers
+    from atomic_host.frontends.rpc.io import Output
+    from atomic_host.frontends.rpc.server import RpcServer
+    from atomic_host.runtime import Runtime
+
+    rt = Runtime(opts, out=Output(fd=claim_stdout()))
+    try:
+        await rt.start()
+    except Exception as exc:
+        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+    async def on_eof() -> None:
+        from atomic_host.frontends.rpc.bash import drain
+
+        await drain()
+        await rt.shutdown()
+
+    def warm() -> None:
+        threading.Thread(target=_prewarm, daemon=True).start()
+
+    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm)
+    return await server.serve()
+
+
+EXIT_GRACE_S = 2.0
+"""At exit, how long tasks left running get to finish after being cancelled."""
+
+
+def run_until_done(main: Coroutine[Any, Any, int]) -> int:
+    """``asyncio.run``, except that a task which ignores cancellation at exit (plugin code the host
+    had to abandon: a tool or hook that swallows ``CancelledError``) cannot keep the process alive."""
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left, timeout=EXIT_GRACE_S))
+                stuck = [t for t in left if not t.done()]
+                if stuck:
+                    print(f"atomic: {len(stuck)} task(s) ignored cancellation at exit; leaving them", file=sys.stderr)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def run_rpc(opts: Options) -> int:
+    code = run_until_done(serve(opts))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code in (129, 130, 143):
+        os._exit(code)
+    return code

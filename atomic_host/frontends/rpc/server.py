@@ -1,0 +1,184 @@
+"""The RPC server loop: parse, route to a lane, validate, dispatch, answer.
+
+Two lanes (semantics §1): ordinary commands run one at a time in arrival order; control
+commands (abort, bash, UI responses, …) run at once. Bad input always gets a response and never
+stops the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
+from atomic_host.frontends.rpc.io import Output, open_stdin_lines
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+CONCURRENT = frozenset(
+    {
+        "abort",
+        "abort_bash",
+        "abort_retry",
+        "abort_compaction",
+        "compact",  # runs for a model request: get_state shows isCompacting, a second compact joins it
+        "clear_queue",
+        "pause_queued_messages",
+        "resume_queued_messages",
+        "cancel_login_provider",
+        "bash",
+        "user_bash",
+        "refresh_models",
+        "extension_ui_response",
+    }
+)
+
+NO_FIELDS = frozenset(
+    {
+        "abort",
+        "abort_retry",
+        "abort_compaction",
+        "clear_queue",
+        "pause_queued_messages",
+        "resume_queued_messages",
+        "get_state",
+        "get_messages",
+        "get_available_models",
+        "cycle_thinking_level",
+        "get_available_thinking_levels",
+        "get_session_stats",
+        "get_tools",
+        "get_fork_messages",
+        "get_tree",
+        "get_last_assistant_text",
+        "get_commands",
+        "get_session_summary",
+        "list_sessions",
+        "clone",
+        "refresh_models",
+        "cancel_login_provider",
+    }
+)
+"""Commands without required fields skip schema validation (keeps the first response fast)."""
+
+
+NO_DATA = object()
+"""Return from a handler to send a response without a ``data`` key."""
+
+NO_RESPONSE = object()
+"""Return from a handler to send no response at all (``extension_ui_response`` is never answered)."""
+
+
+class RpcServer:
+    """Reads JSONL commands from stdin until EOF and answers on the shared :class:`Output`."""
+
+    def __init__(
+        self,
+        out: Output,
+        handlers: dict[str, Handler],
+        on_eof: Callable[[], Awaitable[None]],
+        on_first_response: Callable[[], None] | None = None,
+    ) -> None:
+        self.out = out
+        self.handlers = handlers
+        self.on_eof = on_eof
+        self.on_first_response = on_first_response
+        self.ordinary: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.exit_code = 0
+        self._stop = asyncio.Event()
+
+    async def serve(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)):
+            try:
+                loop.add_signal_handler(sig, self._terminate, code)
+            except (NotImplementedError, RuntimeError):
+                pass
+        lines = await open_stdin_lines()
+        worker = asyncio.create_task(self._ordinary_lane())
+        reader = asyncio.create_task(self._read(lines))
+        stop = asyncio.create_task(self._stop.wait())
+        await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if self._stop.is_set():  # signal: leave now, sessions are already durable
+            reader.cancel()
+            worker.cancel()
+            return self.exit_code
+        stop.cancel()
+        # EOF: finish every command already received, then shut down cleanly.
+        await self.ordinary.put(None)
+        await worker
+        await self.on_eof()
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=10)
+        return self.exit_code
+
+    def _terminate(self, code: int) -> None:
+        self.exit_code = code
+        self._stop.set()
+
+    async def _read(self, lines: asyncio.Queue[bytes | None]) -> None:
+        while (line := await lines.get()) is not None:
+            if not line.strip():
+                continue
+            self.accept(line)
+
+    def accept(self, line: bytes) -> None:
+        try:
+            cmd = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.out.error("parse", None, f"Failed to parse command: {exc}")
+            return
+        if not isinstance(cmd, dict):
+            self.out.error("unknown", None, "Invalid command: expected a JSON object")
+            return
+        ctype = cmd.get("type")
+        if not isinstance(ctype, str):
+            self.out.error(
+                "unknown", cmd.get("id"), f"Unknown command: {'undefined' if ctype is None else ctype}"
+            )
+            return
+        if ctype not in self.handlers:
+            self.out.error(ctype, cmd.get("id"), f"Unknown command: {ctype}")
+            return
+        if ctype in CONCURRENT:
+            task = asyncio.create_task(self.run(cmd))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        else:
+            self.ordinary.put_nowait(cmd)
+
+    async def _ordinary_lane(self) -> None:
+        while (cmd := await self.ordinary.get()) is not None:
+            await self.run(cmd)
+
+    async def run(self, cmd: dict[str, Any]) -> None:
+        """Validate and run one command; exactly one response, whatever happens."""
+        ctype: str = cmd["type"]
+        req_id = cmd.get("id")
+        try:
+            if ctype not in NO_FIELDS:
+                from atomic_host.core.protocol.validate import parse_command
+
+                parse_command(cmd)
+            data = await self.handlers[ctype](cmd)
+        except CommandFailed as exc:
+            self.out.error(ctype, req_id, str(exc), **exc.extra)
+        except asyncio.CancelledError:
+            self.out.error(ctype, req_id, "Command cancelled: the host is shutting down")
+            raise
+        except Exception as exc:
+            if type(exc).__name__ != "CommandError":
+                print(f"atomic: {ctype} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.out.error(ctype, req_id, str(exc) or type(exc).__name__)
+        else:
+            if data is not NO_RESPONSE:
+                payload = None if data is NO_DATA else data
+                self.out.respond(ctype, req_id, payload, has_data=data is not NO_DATA)
+        if self.on_first_response is not None:
+            callback, self.on_first_response = self.on_first_response, None
+            callback()

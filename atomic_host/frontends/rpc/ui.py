@@ -1,0 +1,84 @@
+"""The extension UI sub-protocol over RPC: ``extension_ui_request`` out, ``extension_ui_response`` in."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from atomic_host.frontends.rpc.io import Output
+from atomic_host.session.ids import uuid4
+
+
+class RpcUI:
+    """Dialogs wait for the client's answer (with timeout → default); the rest is fire and forget."""
+
+    def __init__(self, out: Output, has_ui: bool = True) -> None:
+        self.out = out
+        self.has_ui = has_ui
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def _dialog(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
+        req_id = uuid4()
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[req_id] = fut
+        request = {"type": "extension_ui_request", "id": req_id, "method": method, **fields}
+        if timeout is not None:
+            request["timeout"] = int(timeout * 1000)
+        self.out.send(request)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            return None
+        finally:
+            self.pending.pop(req_id, None)
+
+    def resolve(self, response: dict[str, Any]) -> bool:
+        """Deliver a client response; unknown ids are dropped silently (returns False)."""
+        fut = self.pending.get(str(response.get("id")))
+        if fut is None or fut.done():
+            return False
+        fut.set_result(response)
+        return True
+
+    def cancel_all(self) -> None:
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_result({"cancelled": True})
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        r = await self._dialog("select", timeout, title=title, options=options)
+        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+        r = await self._dialog("confirm", timeout, title=title, message=message)
+        return bool(r and not r.get("cancelled") and r.get("confirmed") is True)
+
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+        r = await self._dialog("input", timeout, title=title, placeholder=placeholder)
+        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+
+    async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
+        r = await self._dialog("editor", timeout, title=title, prefill=prefill)
+        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+
+    def _fire(self, method: str, **fields: Any) -> None:
+        self.out.send({"type": "extension_ui_request", "id": uuid4(), "method": method, **fields})
+
+    def notify(self, message: str, notify_type: str = "info") -> None:
+        self._fire("notify", message=message, notifyType=notify_type)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._fire("setStatus", statusKey=key, statusText=text)
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None:
+        self._fire("setWidget", widgetKey=key, widgetLines=lines, widgetPlacement=placement)
+
+    def set_title(self, title: str) -> None:
+        self._fire("setTitle", title=title)
+
+    def set_editor_text(self, text: str) -> None:
+        self._fire("set_editor_text", text=text)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,283 @@
+"""HTTP + SSE transport shared by the adapters: abort, stream deadline, error text, transport retry.
+
+:func:`sse_events` races every wait for the next event (also the wait for the response
+headers) against the abort signal and the idle deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import email.utils
+import math
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.http_client import new_http_client
+
+MAX_ERROR_BODY = 4000
+OPEN = ("__open__", "")
+"""First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
+
+
+class ProviderError(Exception):
+    """A request failure; ``str(exc)`` is the final ``errorMessage``."""
+
+    def __init__(self, message: str, status: int | None = None, headers: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
+
+
+class StreamAborted(Exception):
+    """The caller's abort signal fired."""
+
+
+def http_error_text(status: int, body: str) -> str:
+    """``"<status> <body>"`` (body trimmed to 4000 chars), or ``"<status> status code (no body)"``."""
+    body = body.strip()
+    if not body:
+        return f"{status} status code (no body)"
+    if len(body) > MAX_ERROR_BODY:
+        body = body[:MAX_ERROR_BODY] + "…"
+    return f"{status} {body}"
+
+
+def transport_error_text(exc: BaseException) -> str:
+    """Error text for a network failure, worded so the retry classifier recognises it."""
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        return f"Request timed out: {detail}"
+    return f"Connection error: {detail}"
+
+
+def retry_after_ms(headers: Any) -> int | None:
+    """The delay a server asked for, in ms: ``retry-after-ms``, else ``retry-after`` (seconds or an
+    HTTP date). None when neither header is there or parses; never negative."""
+    if not headers:
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            value = float(ms)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0, round(value))
+    after = headers.get("retry-after")
+    if after is None:
+        return None
+    try:
+        seconds = float(after)
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(after)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if parsed.tzinfo is None:  # an HTTP date is GMT; a zone-less one would compare as local time
+            parsed = parsed.replace(tzinfo=datetime.UTC)
+        seconds = parsed.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return max(0, round(seconds * 1000))
+
+
+def _retry_delay_s(exc: ProviderError, attempt: int) -> float | None:
+    """Seconds to wait before retrying ``exc``, or None when it is not retryable."""
+    headers = exc.headers or {}
+    should = (headers.get("x-should-retry") or "").lower()
+    if should == "false":
+        return None
+    if should != "true" and exc.status is not None and not (exc.status in (408, 409, 429) or exc.status >= 500):
+        return None
+    if (asked := retry_after_ms(headers)) is not None:
+        return asked / 1000
+    base = min(0.5 * 2**attempt, 8.0)
+    return base * (1 - 0.25 * random.random())
+
+
+async def _events(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    options: StreamOptions,
+) -> AsyncIterator[tuple[str, str]]:
+    """The request, with transport retry: yields :data:`OPEN`, then ``(event, data)`` pairs."""
+    attempt = 0
+    while True:
+        opened = False
+        try:
+            timeout = httpx.Timeout(options.timeout_s)
+            async with client.stream("POST", url, headers=headers, json=body, timeout=timeout) as resp:
+                if resp.status_code >= 400:
+                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                    raise ProviderError(http_error_text(resp.status_code, text), resp.status_code, resp.headers)
+                ctype = resp.headers.get("content-type", "")
+                if "text/event-stream" not in ctype:
+                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                    raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
+                opened = True
+                yield OPEN
+                # aclosing: when the consumer stops early, the SSE iterator is closed here, not
+                # later by the garbage collector on a loop that may be gone.
+                async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
+                    async for sse in sse_iter:
+                        yield sse.event, sse.data
+                return
+        except httpx.TransportError as exc:
+            err = ProviderError(transport_error_text(exc))
+            if opened:
+                raise err from exc
+        except ProviderError as exc:
+            err = exc
+        # Retries happen only before any event was delivered, so the consumer never sees duplicates.
+        delay = _retry_delay_s(err, attempt)
+        if delay is None or attempt >= options.max_retries:
+            raise err
+        cap_ms = options.max_retry_delay_ms
+        if cap_ms and delay * 1000 > cap_ms:
+            raise ProviderError(
+                f"Server requested {round(delay)}s retry delay (max: {round(cap_ms / 1000)}s). {err}",
+                err.status,
+                err.headers,
+            )
+        await asyncio.sleep(delay)
+        attempt += 1
+
+
+async def sse_events(
+    url: str, headers: dict[str, str], body: dict[str, Any], options: StreamOptions
+) -> AsyncIterator[tuple[str, str]]:
+    """POST ``body`` and yield :data:`OPEN`, then ``(event, data)`` pairs until the stream ends.
+
+    Raises :class:`StreamAborted` when ``options.signal`` fires, :class:`ProviderError` on HTTP
+    errors, network failures and when no event arrives within ``options.stream_deadline_s``.
+    Use it inside ``contextlib.aclosing`` so an early exit closes the connection.
+
+    Abort and deadline interrupt only the wait for the next event: a timer and the signal cancel
+    this task while it waits, and the cancellation becomes the matching error. That costs one
+    timer per event instead of a task and an ``asyncio.wait`` per event.
+    """
+    signal = options.signal
+    if signal is not None and signal.is_set():
+        raise StreamAborted
+    own_client = options.http_client is None
+    client: httpx.AsyncClient = options.http_client or new_http_client(timeout_s=options.timeout_s)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    inner = _events(client, url, headers, body, options)
+    waiting = False
+    fired: str | None = None
+
+    def interrupt(kind: str) -> None:
+        nonlocal fired
+        if waiting and fired is None:
+            fired = kind
+            task.cancel()
+
+    abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    if abort_waiter is not None:
+        abort_waiter.add_done_callback(lambda _f: interrupt("abort"))
+    try:
+        while True:
+            if signal is not None and signal.is_set():
+                raise StreamAborted
+            timer = loop.call_later(options.stream_deadline_s, interrupt, "deadline")
+            waiting = True
+            try:
+                item = await inner.__anext__()
+            except StopAsyncIteration:
+                return
+            except asyncio.CancelledError:
+                if fired is None:
+                    raise  # a real cancellation of the caller
+                task.uncancel()
+                if fired == "abort":
+                    raise StreamAborted from None
+                raise ProviderError("stream deadline exceeded") from None
+            finally:
+                waiting = False
+                timer.cancel()
+            yield item
+    finally:
+        if abort_waiter is not None:
+            abort_waiter.cancel()
+        await inner.aclose()
+        if own_client:
+            await client.aclose()
+
+
+def request_headers(model: dict[str, Any], options: StreamOptions, auth: dict[str, str]) -> dict[str, str]:
+    """Headers of a streaming JSON request: content type, SSE accept, ``auth``, then the model's and
+    the caller's headers (later ones win)."""
+    headers = {"content-type": "application/json", "accept": "text/event-stream", **auth}
+    headers.update(model.get("headers") or {})
+    headers.update(options.headers)
+    return headers
+
+
+def bearer(options: StreamOptions) -> dict[str, str]:
+    """``Authorization: Bearer`` for the request's API key (nothing without a key)."""
+    return {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+
+
+class WireParser:
+    """One request's translation from a wire API to builder calls; subclassed per adapter."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """``(url, headers, json_body)`` of the request."""
+        raise NotImplementedError
+
+    def on_event(self, event: str, data: str) -> list[dict[str, Any]]:
+        """Events for one SSE frame; may end the stream by returning a terminal event."""
+        raise NotImplementedError
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Events after the server closed the stream cleanly (must end with a terminal event)."""
+        raise NotImplementedError
+
+
+async def drive(parser: WireParser, options: StreamOptions) -> AsyncIterator[dict[str, Any]]:
+    """Run ``parser``'s request and yield its events; every failure becomes one ``error`` event."""
+    out = parser.out
+    try:
+        url, headers, body = parser.request()
+        events = sse_events(url, headers, body, options)
+        try:
+            async for name, data in events:
+                if (name, data) == OPEN:
+                    yield out.start()
+                    continue
+                for ev in parser.on_event(name, data):
+                    yield ev
+                if out.finished:
+                    return
+        finally:
+            await events.aclose()
+        for ev in parser.finish():
+            yield ev
+    except StreamAborted:
+        if not out.finished:
+            yield out.error("", aborted=True)
+    except ProviderError as exc:
+        if not out.finished:
+            event = out.error(str(exc))
+            asked = retry_after_ms(exc.headers)
+            if asked is not None:
+                # The session's auto-retry waits this long (capped) instead of its own backoff.
+                out.message["retryAfterMs"] = asked
+            yield event
+    except Exception as exc:  # a stream never raises: parse bugs and surprises become error events
+        if not out.finished:
+            yield out.error(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,186 @@
+"""``AssistantStream``: the partial assistant message plus the neutral events every adapter emits.
+
+Adapters translate wire events into calls on this builder and yield what it returns. Every event
+carries ``"partial"`` (the one message dict being built). Exactly one terminal event comes from
+:meth:`done` or :meth:`error`; after that the builder refuses to emit more.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from atomic_host.kit import secrets
+from atomic_host.kit.llm.json_parse import parse_streaming_json
+from atomic_host.kit.llm.usage import calculate_cost, empty_usage
+
+Event = dict[str, Any]
+ABORTED_MESSAGE = "Request was aborted"
+
+
+def _append(block: dict[str, Any], key: str, delta: str) -> None:
+    """``block[key] += delta`` in amortised O(len(delta)).
+
+    ``block[key] += delta`` copies the whole text on every delta (the dict still holds the old
+    string, so CPython cannot grow it in place): 100,000 deltas took 16 s. Taking the string out
+    first leaves the local the only reference, and ``+=`` then extends it in place.
+    """
+    text = block[key]
+    block[key] = ""
+    text += delta
+    block[key] = text
+
+
+class AssistantStream:
+    """Builds one assistant message and the events describing its growth."""
+
+    def __init__(self, model: dict[str, Any], *, api: str | None = None, provider: str | None = None) -> None:
+        self.model = model
+        self.message: dict[str, Any] = {
+            "role": "assistant",
+            "content": [],
+            "api": api or model.get("api", ""),
+            "provider": provider or model.get("provider", ""),
+            "model": model.get("id", ""),
+            "usage": empty_usage(),
+            "stopReason": "pending",
+            "timestamp": int(time.time() * 1000),
+        }
+        self.cost_multiplier = 1.0
+        self.finished = False
+        self.started = False
+        self._json: dict[int, str] = {}  # scratch buffers of streaming tool-call arguments
+        self._open: list[int] = []
+
+    # -- events ---------------------------------------------------------------------------------------
+    def _ev(self, type_: str, **fields: Any) -> Event:
+        return {"type": type_, **fields, "partial": self.message}
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        return self.message["content"]
+
+    def start(self) -> Event:
+        self.started = True
+        return self._ev("start")
+
+    def _open_block(self, block: dict[str, Any]) -> int:
+        self.content.append(block)
+        index = len(self.content) - 1
+        self._open.append(index)
+        return index
+
+    def text_start(self) -> tuple[int, Event]:
+        index = self._open_block({"type": "text", "text": ""})
+        return index, self._ev("text_start", contentIndex=index)
+
+    def text_delta(self, index: int, delta: str) -> Event:
+        _append(self.content[index], "text", delta)
+        return self._ev("text_delta", contentIndex=index, delta=delta)
+
+    def text_end(self, index: int) -> Event:
+        self._close(index)
+        return self._ev("text_end", contentIndex=index, content=self.content[index]["text"])
+
+    def thinking_start(self) -> tuple[int, Event]:
+        index = self._open_block({"type": "thinking", "thinking": ""})
+        return index, self._ev("thinking_start", contentIndex=index)
+
+    def thinking_delta(self, index: int, delta: str) -> Event:
+        _append(self.content[index], "thinking", delta)
+        return self._ev("thinking_delta", contentIndex=index, delta=delta)
+
+    def thinking_end(self, index: int) -> Event:
+        self._close(index)
+        return self._ev("thinking_end", contentIndex=index, content=self.content[index]["thinking"])
+
+    def toolcall_start(
+        self, id_: str, name: str, arguments: dict[str, Any] | None = None
+    ) -> tuple[int, Event]:
+        block = {"type": "toolCall", "id": id_, "name": name, "arguments": dict(arguments or {})}
+        index = self._open_block(block)
+        self._json[index] = ""
+        return index, self._ev("toolcall_start", contentIndex=index)
+
+    def toolcall_delta(self, index: int, fragment: str) -> Event:
+        buf = self._json.get(index, "") + fragment
+        self._json[index] = buf
+        self.content[index]["arguments"] = parse_streaming_json(buf)
+        return self._ev("toolcall_delta", contentIndex=index, delta=fragment)
+
+    def toolcall_buffer(self, index: int) -> str:
+        """The raw argument JSON received so far for an open tool call."""
+        return self._json.get(index, "")
+
+    def set_toolcall_buffer(self, index: int, text: str) -> None:
+        """Replace the raw argument JSON (a server's final version) and re-parse it, without an event."""
+        self._json[index] = text
+        self.content[index]["arguments"] = parse_streaming_json(text)
+
+    def toolcall_end(self, index: int, final_json: str | None = None) -> Event:
+        buf = final_json if final_json is not None else self._json.get(index, "")
+        if buf:
+            self.content[index]["arguments"] = parse_streaming_json(buf)
+        self._json.pop(index, None)
+        self._close(index)
+        return self._ev("toolcall_end", contentIndex=index, toolCall=self.content[index])
+
+    def end_block(self, index: int) -> Event:
+        kind = self.content[index]["type"]
+        if kind == "text":
+            return self.text_end(index)
+        if kind == "thinking":
+            return self.thinking_end(index)
+        return self.toolcall_end(index)
+
+    def end_open_blocks(self) -> list[Event]:
+        """End events for every block still open, in content order."""
+        return [self.end_block(i) for i in sorted(self._open)]
+
+    def is_open(self, index: int) -> bool:
+        return index in self._open
+
+    def _close(self, index: int) -> None:
+        if index in self._open:
+            self._open.remove(index)
+
+    def has_tool_calls(self) -> bool:
+        return any(b.get("type") == "toolCall" for b in self.content)
+
+    # -- usage --------------------------------------------------------------------------------------
+    def set_usage(self, **fields: int | None) -> None:
+        """Overwrite the given non-None usage fields, recompute ``totalTokens`` (unless given) and cost."""
+        usage = self.message["usage"]
+        for key, value in fields.items():
+            if value is not None and key != "totalTokens":
+                usage[key] = int(value)
+        total = fields.get("totalTokens")
+        usage["totalTokens"] = (
+            int(total)
+            if total is not None
+            else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        )
+        calculate_cost(self.model, usage, self.cost_multiplier)
+
+    # -- terminal events ----------------------------------------------------------------------------
+    def done(self, reason: str = "stop", raw: str | None = None) -> Event:
+        """The ``done`` event; ``reason`` is stop, length or toolUse."""
+        self.finished = True
+        self._json.clear()
+        self.message["stopReason"] = reason
+        if raw is not None:
+            self.message["rawStopReason"] = raw
+        return {"type": "done", "reason": reason, "message": self.message, "partial": self.message}
+
+    def error(self, message: str, *, aborted: bool = False, raw: str | None = None) -> Event:
+        """The ``error`` event; ``aborted`` gives stopReason "aborted" (message "Request was aborted")."""
+        self.finished = True
+        self._json.clear()
+        reason = "aborted" if aborted else "error"
+        self.message["stopReason"] = reason
+        # Error text quotes server bodies, and proxies echo request headers: mask the credentials here,
+        # where every adapter's error is built, so the message is clean wherever it goes next.
+        self.message["errorMessage"] = ABORTED_MESSAGE if aborted and not message else secrets.mask(message)
+        if raw is not None:
+            self.message["rawStopReason"] = raw
+        return {"type": "error", "reason": reason, "error": self.message, "partial": self.message}

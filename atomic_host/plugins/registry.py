@@ -1,0 +1,126 @@
+"""Tables of what plugins contributed: tools and slash commands, with their owners.
+
+Tool names are unique and loud about it: built-in names are reserved and a duplicate is skipped
+with an error naming both plugins. Command names get ``:1``, ``:2`` suffixes (as upstream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from atomic_host.contract.commands import SlashCommand
+    from atomic_host.contract.tools import Tool
+
+Reporter = Callable[[str, str, str], None]
+
+
+class ToolRegistry:
+    """Every registered tool plus the active selection and tools loaded by tool_search."""
+
+    def __init__(self, report: Reporter) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.report = report
+        self.selection: set[str] | None = None
+        """Names selected by settings/CLI (computed by :mod:`atomic_host.plugins.selection`)."""
+        self.loaded_deferred: set[str] = set()
+        self.builtin: set[str] = set()
+        """Names of the tools registered by built-in plugins (``PluginRecord.source == "builtin"``)."""
+
+    def add(self, tool: Tool, plugin: str, plugin_path: str, *, builtin: bool = False) -> None:
+        existing = self.tools.get(tool.name)
+        if existing is not None and existing.plugin != plugin:
+            self.report(
+                plugin_path,
+                "register_tools",
+                f'Tool "{tool.name}" is already registered by {existing.plugin}; '
+                f"the one from {plugin} was skipped",
+            )
+            return
+        tool.plugin = plugin
+        if builtin:
+            self.builtin.add(tool.name)
+        else:
+            self.builtin.discard(tool.name)
+            if tool.source == "built-in":
+                tool.source = f'extension "{plugin}"'
+                tool.source_path = tool.source_path or plugin_path
+        self.tools[tool.name] = tool
+
+    def is_builtin(self, tool: Tool) -> bool:
+        return tool.name in self.builtin and self.tools.get(tool.name) is tool
+
+    def remove_plugin(self, plugin: str) -> None:
+        for name in [n for n, t in self.tools.items() if t.plugin == plugin]:
+            del self.tools[name]
+            self.builtin.discard(name)
+
+    def all(self) -> Iterable[Tool]:
+        return self.tools.values()
+
+    def get(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def is_active(self, tool: Tool) -> bool:
+        if self.selection is None:
+            return not tool.opt_in
+        return tool.name in self.selection
+
+    def active(self) -> list[Tool]:
+        return [t for t in self.tools.values() if self.is_active(t)]
+
+    def for_model(self) -> list[Tool]:
+        """Active tools the model sees now: deferred ones only once tool_search loaded them."""
+        return [t for t in self.active() if not t.deferred or t.name in self.loaded_deferred]
+
+    def callable_from_code(self) -> list[Tool]:
+        """What codemode may call: active direct tools the model can see."""
+        return [t for t in self.for_model() if t.exposure == "direct"]
+
+    def deferred(self) -> list[Tool]:
+        return [t for t in self.active() if t.deferred and t.name not in self.loaded_deferred]
+
+    def load(self, names: list[str]) -> list[str]:
+        loaded = [n for n in names if n in self.tools and self.tools[n].deferred]
+        self.loaded_deferred.update(loaded)
+        return loaded
+
+    def set_active(self, names: list[str]) -> None:
+        self.selection = {n for n in names if n in self.tools}
+
+
+class CommandRegistry:
+    """Slash commands by name, in registration order."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, SlashCommand] = {}
+
+    def add(self, command: SlashCommand, plugin: str, plugin_path: str) -> None:
+        command.plugin = plugin
+        command.path = command.path or plugin_path
+        name = command.name.lstrip("/")
+        existing = self.commands.get(name)
+        if existing is not None and existing.plugin != plugin and existing.is_expansion and not command.is_expansion:
+            # Extension commands win their plain name over prompt templates and skills.
+            del self.commands[name]
+            self._insert(existing, name)
+        self._insert(command, name)
+
+    def _insert(self, command: SlashCommand, base: str) -> None:
+        name, n = base, 0
+        while name in self.commands and self.commands[name].plugin != command.plugin:
+            n += 1
+            name = f"{base}:{n}"
+        command.name = name
+        self.commands[name] = command
+
+    def remove_plugin(self, plugin: str) -> None:
+        for name in [n for n, c in self.commands.items() if c.plugin == plugin]:
+            del self.commands[name]
+
+    def get(self, name: str) -> SlashCommand | None:
+        return self.commands.get(name)
+
+    def all(self) -> list[SlashCommand]:
+        return list(self.commands.values())

@@ -1,0 +1,102 @@
+"""contract/records.py: ``@record`` behaves like ``@dataclass`` for everything the contract uses —
+construction (positional, keyword, defaults, factories, every error), repr, equality — checked
+against the real dataclass on generated class shapes and calls."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from atomic_host.contract.records import field, record
+
+NAMES = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "text", "kind"]), min_size=0, max_size=5, unique=True)
+VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.floats(allow_nan=True), st.lists(st.integers()))
+
+
+def _pair(names: list[str], n_required: int, factory_at: int | None) -> tuple[type, type]:
+    """The same class shape built with @record and with @dataclass."""
+    ns_r: dict[str, Any] = {"__annotations__": {}}
+    ns_d: dict[str, Any] = {"__annotations__": {}}
+    for i, name in enumerate(names):
+        ns_r["__annotations__"][name] = "Any"
+        ns_d["__annotations__"][name] = "Any"
+        if i >= n_required:
+            if i == factory_at:
+                ns_r[name] = field(default_factory=list)
+                ns_d[name] = dataclasses.field(default_factory=list)
+            else:
+                ns_r[name] = ns_d[name] = i
+    return record(type("Shape", (), ns_r)), dataclasses.dataclass(type("Shape", (), ns_d))
+
+
+def _outcome(cls: type, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        obj = cls(*args, **kwargs)
+    except TypeError:
+        return TypeError
+    return obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    names=NAMES,
+    data=st.data(),
+)
+def test_record_matches_dataclass(names: list[str], data: st.DataObject) -> None:
+    n_required = data.draw(st.integers(0, len(names)))
+    factory_at = data.draw(st.one_of(st.none(), st.integers(0, max(0, len(names) - 1))))
+    rec, dc = _pair(names, n_required, factory_at)
+    args = data.draw(st.lists(VALUES, max_size=len(names) + 1))
+    keys = st.sampled_from([*names, "zzz"]) if names else st.just("zzz")
+    kwargs = data.draw(st.dictionaries(keys, VALUES, max_size=3))
+    got, want = _outcome(rec, args, kwargs), _outcome(dc, args, kwargs)
+    if want is TypeError:
+        assert got is TypeError
+        return
+    assert got is not TypeError
+    assert [getattr(got, n) for n in names] == [getattr(want, n) for n in names] or any(
+        isinstance(getattr(want, n), float) and math.isnan(getattr(want, n)) for n in names
+    )
+    assert repr(got) == repr(want)
+    again_r, again_d = _outcome(rec, args, kwargs), _outcome(dc, args, kwargs)
+    assert (got == again_r) == (want == again_d)  # NaN fields: identity inside tuples, as dataclasses do
+    assert got.__match_args__ == want.__match_args__ == tuple(names)
+    assert type(got).__hash__ is None and type(want).__hash__ is None
+
+
+def test_factories_are_called_per_instance_and_flags_are_honoured() -> None:
+    @record
+    class Thing:
+        name: str
+        items: list[int] = field(default_factory=list)
+        cache: Any = field(default=None, repr=False, compare=False)
+        level: int = 3
+
+    a, b = Thing("x"), Thing("x")
+    a.items.append(1)
+    assert b.items == [] and a.items == [1]
+    a.items.clear()
+    a.cache = object()
+    assert a == b and repr(a).endswith(".<locals>.Thing(name='x', items=[], level=3)")  # qualname, as dataclasses
+    assert Thing.level == 3  # a plain default stays a class attribute, as with dataclasses
+    assert Thing("y", level=4) != Thing("y") and Thing("y") != "y"
+
+
+def test_definition_errors_match_dataclasses() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @record
+        class Bad:
+            a: int = 1
+            b: int
+
+    with pytest.raises(ValueError, match="mutable default list"):
+
+        @record
+        class Shared:
+            a: list[int] = []

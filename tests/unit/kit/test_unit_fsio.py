@@ -1,0 +1,66 @@
+"""kit/fsio.py: the one atomic_write and the one private_dir."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from atomic_host.kit.fsio import atomic_write, private_dir
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_atomic_write_replaces_with_mode_and_creates_parents(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "settings.json"
+    atomic_write(target, "first ✓")
+    assert target.read_text() == "first ✓" and _mode(target) == 0o644
+    atomic_write(target, b"\x00second", 0o600, fsync=False)
+    assert target.read_bytes() == b"\x00second" and _mode(target) == 0o600
+    assert sorted(p.name for p in target.parent.iterdir()) == ["settings.json"]  # no temp file left
+
+
+def test_atomic_write_failure_leaves_the_target_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "trust.json"
+    atomic_write(target, "old")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["trust.json"]
+
+
+def test_atomic_write_large_data_is_written_whole(tmp_path: Path) -> None:
+    data = os.urandom(3 * 1024 * 1024)
+    atomic_write(tmp_path / "big.bin", data)
+    assert (tmp_path / "big.bin").read_bytes() == data
+
+
+def test_private_dir_creates_and_tightens(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    assert private_dir(fresh) and _mode(fresh) == 0o700
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    os.chmod(loose, 0o755)
+    assert private_dir(loose) and _mode(loose) == 0o700
+
+
+def test_private_dir_refuses_symlinks_files_and_missing_parents(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert not private_dir(link)
+    (tmp_path / "file").write_text("x")
+    assert not private_dir(tmp_path / "file")
+    assert not private_dir(tmp_path / "missing" / "child")
