@@ -358,10 +358,59 @@ def _read_rules(path: str) -> list[Rule]:
 
 
 @dataclass
+class _Run:
+    """Consecutive rules with the same sign, merged: within such a run the order does not
+    matter, so each kind (name or path; files and dirs or dirs only) is one alternation."""
+
+    negate: bool
+    name_any: re.Pattern[str] | None
+    name_dirs: re.Pattern[str] | None
+    path_any: re.Pattern[str] | None
+    path_dirs: re.Pattern[str] | None
+
+    def matches(self, name: str, sub: str, is_dir: bool) -> bool:
+        if self.name_any is not None and self.name_any.match(name):
+            return True
+        if self.path_any is not None and self.path_any.match(sub):
+            return True
+        if is_dir:
+            if self.name_dirs is not None and self.name_dirs.match(name):
+                return True
+            if self.path_dirs is not None and self.path_dirs.match(sub):
+                return True
+        return False
+
+
+def _alternation(rules: list[Rule]) -> re.Pattern[str] | None:
+    if not rules:
+        return None
+    return re.compile("|".join(f"(?:{r.regex.pattern})" for r in rules), re.DOTALL)
+
+
+def _runs(rules: list[Rule]) -> list[_Run]:
+    groups: list[list[Rule]] = []
+    for rule in rules:
+        if groups and groups[-1][0].negate == rule.negate:
+            groups[-1].append(rule)
+        else:
+            groups.append([rule])
+    return [
+        _Run(
+            group[0].negate,
+            _alternation([r for r in group if r.basename and not r.dir_only]),
+            _alternation([r for r in group if r.basename and r.dir_only]),
+            _alternation([r for r in group if not r.basename and not r.dir_only]),
+            _alternation([r for r in group if not r.basename and r.dir_only]),
+        )
+        for group in groups
+    ]
+
+
+@dataclass
 class _Layer:
     """Rules of one ignore file; ``rel_to_base(rel)`` = ``prefix + rel[strip:]``."""
 
-    rules: list[Rule]
+    runs: list[_Run]
     prefix: str
     strip: int
     has_paths: bool
@@ -380,7 +429,7 @@ class IgnoreStack:
     def add(self, rules: list[Rule], *, prefix: str = "", strip: int = 0) -> bool:
         if not rules:
             return False
-        self.layers.append(_Layer(rules, prefix, strip, any(not r.basename for r in rules)))
+        self.layers.append(_Layer(_runs(rules), prefix, strip, any(not r.basename for r in rules)))
         return True
 
     def push_dir(self, directory: str, rel: str) -> bool:
@@ -391,11 +440,9 @@ class IgnoreStack:
         """Whether the entry ``rel`` (its parent directories already known not to be ignored) is."""
         for layer in reversed(self.layers):
             sub = layer.prefix + rel[layer.strip :] if layer.has_paths else ""
-            for rule in reversed(layer.rules):
-                if rule.dir_only and not is_dir:
-                    continue
-                if rule.regex.match(name if rule.basename else sub):
-                    return not rule.negate
+            for run in reversed(layer.runs):
+                if run.matches(name, sub, is_dir):
+                    return not run.negate
         return False
 
 
