@@ -12,15 +12,24 @@ JSON schema sent to the model comes from it and arguments are validated with it.
 is an async callable ``handler(params, ctx) -> ToolResult | str`` (or a ``"module:function"``
 string). Raising :class:`ToolError` (or any exception) produces an error result for the
 model; the host never crashes on a tool.
+
+Handlers run on the host's event loop, which also answers ``get_state`` and ``abort``: blocking
+file-system or CPU work belongs in :meth:`ToolContext.run_blocking`, which runs it in a worker
+thread and stops waiting for it when the call is aborted (the work sees
+:attr:`ToolContext.cancelled` and should return soon after). Work that must be killable
+(a regular expression that can backtrack for minutes holds the GIL and cannot be interrupted)
+belongs in a subprocess killed when :attr:`ToolContext.signal` is set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -31,6 +40,16 @@ Content = dict[str, Any]
 
 class ToolError(Exception):
     """Raise from a handler to return an error result with this message to the model."""
+
+
+class ToolAborted(ToolError):
+    """The call stopped because it was aborted; the model sees an error result ``<label> aborted``."""
+
+
+T = TypeVar("T")
+
+ABORT_GRACE_SECONDS = 0.5
+"""How long :meth:`ToolContext.run_blocking` waits, after an abort, for the worker to notice it."""
 
 
 @dataclass
@@ -93,6 +112,68 @@ class ToolContext:
     settings: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     """Host-lifetime scratch space shared by tools of one plugin (e.g. background processes)."""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    """Thread-safe twin of ``signal`` for code running in a worker thread: set on abort while
+    :meth:`run_blocking` waits. Check it in inner loops (a directory walk, a file scan) with
+    :meth:`check_cancelled`; ``is_set()`` is a plain attribute read, cheap enough per item."""
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`ToolAborted` if the call was aborted (callable from any thread)."""
+        if self.cancelled.is_set() or self.signal.is_set():
+            self.cancelled.set()
+            raise ToolAborted("aborted")
+
+    async def run_blocking(self, fn: Callable[[], T], *, label: str = "Tool call") -> T:
+        """Run ``fn()`` in a worker thread and return its value without blocking the event loop.
+
+        On abort, :attr:`cancelled` is set and ``fn`` gets :data:`ABORT_GRACE_SECONDS` to return:
+        if it finishes (even normally: a write that completed is reported as done) its outcome
+        stands; a :class:`ToolAborted` from it, or no answer in time, becomes
+        ``ToolAborted("<label> aborted")``. A worker that never returns is left behind as a daemon
+        thread, so it cannot hold up the host's exit. Exceptions from ``fn`` propagate.
+        """
+        if self.signal.is_set():
+            self.cancelled.set()
+            raise ToolAborted(f"{label} aborted")
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[T] = loop.create_future()
+
+        def settle(value: Any, error: BaseException | None) -> None:
+            if outcome.done():
+                return
+            if error is None:
+                outcome.set_result(value)
+            else:
+                outcome.set_exception(error)
+
+        def work() -> None:
+            try:
+                value, error = fn(), None
+            except BaseException as exc:  # handed to the awaiting task, re-raised there
+                value, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone (host exiting)
+                loop.call_soon_threadsafe(settle, value, error)
+
+        threading.Thread(target=work, name=f"atomic-tool-{self.tool_call_id}", daemon=True).start()
+        abort_wait = asyncio.ensure_future(self.signal.wait())
+        try:
+            await asyncio.wait({outcome, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if not outcome.done():
+                self.cancelled.set()
+                await asyncio.wait({outcome}, timeout=ABORT_GRACE_SECONDS)
+                if not outcome.done():
+                    raise ToolAborted(f"{label} aborted")
+            try:
+                return outcome.result()
+            except ToolAborted:
+                raise ToolAborted(f"{label} aborted") from None
+        except asyncio.CancelledError:
+            self.cancelled.set()  # the task itself was cancelled (host shutdown): stop the worker too
+            raise
+        finally:
+            abort_wait.cancel()
+            if not outcome.done():
+                outcome.cancel()
 
 
 Handler = Callable[[Any, ToolContext], Awaitable["ToolResult | str"]]

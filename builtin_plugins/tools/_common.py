@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 
 from atomic_host.contract.tools import ToolError
+from builtin_plugins.tools._text import display_name, looks_binary
+
+__all__ = ["atomic_write", "count_lines", "display_name", "display_path", "looks_binary", "resolve_path"]
 
 
 def resolve_path(path: str, cwd: str) -> Path:
@@ -27,8 +30,8 @@ def display_path(path: Path, cwd: str) -> str:
     try:
         rel = os.path.relpath(path, cwd)
     except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
+        return display_name(str(path))
+    return display_name(str(path) if rel.startswith("..") else rel)
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -56,20 +59,6 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-def looks_binary(sample: bytes) -> bool:
-    """A NUL byte, or text that is not UTF-8 and mostly non-printable, means binary."""
-    if b"\x00" in sample:
-        return True
-    try:
-        sample.decode("utf-8")
-        return False
-    except UnicodeDecodeError as e:
-        if e.start >= len(sample) - 4:  # a character cut by the sample boundary
-            return False
-    printable = sum(1 for b in sample if b >= 32 or b in (9, 10, 13))
-    return printable < len(sample) * 0.9
 
 
 def count_lines(text: str) -> int:

@@ -2,7 +2,8 @@
 
 Every ``oldText`` is located in the original file and must occur exactly once; edits must not
 overlap. CRLF files and a UTF-8 BOM are handled transparently: matching happens on the
-``\\n`` text that ``read`` shows, and the file keeps its own line endings.
+``\\n`` text that ``read`` shows, and the file keeps its own line endings. Runs in a worker
+thread; an abort before the write leaves the file as it was.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ def _diff_summary(before: str, after: str, rel: str, max_lines: int = 60) -> tup
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
+    return await ctx.run_blocking(lambda: _edit(params, ctx), label="Edit")
+
+
+def _edit(params: Params, ctx: ToolContext) -> ToolResult:
     path = resolve_path(params.path, ctx.cwd)
     rel = display_path(path, ctx.cwd)
     if not path.is_file():
@@ -134,6 +139,7 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
     out = new_text.replace("\n", "\r\n") if crlf else new_text
     if bom:
         out = "\ufeff" + out
+    ctx.check_cancelled()  # last point where an abort leaves the file untouched
     try:
         atomic_write(path, out.encode("utf-8"))
     except OSError as e:

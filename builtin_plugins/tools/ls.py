@@ -1,4 +1,4 @@
-"""ls: list one directory (directories first marked with '/'), dotfiles included."""
+"""ls: list one directory (directories marked with '/'), dotfiles included; runs in a worker thread."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
-from builtin_plugins.tools._common import display_path, resolve_path
+from builtin_plugins.tools._common import display_name, display_path, resolve_path
 
 
 class Params(BaseModel):
@@ -16,6 +16,10 @@ class Params(BaseModel):
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
+    return await ctx.run_blocking(lambda: _ls(params, ctx), label="List")
+
+
+def _ls(params: Params, ctx: ToolContext) -> ToolResult:
     path = resolve_path(params.path or ".", ctx.cwd)
     rel = display_path(path, ctx.cwd)
     if not path.exists():
@@ -27,12 +31,15 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
             entries = sorted(it, key=lambda e: e.name.lower())
     except PermissionError as e:
         raise ToolError(f"Permission denied: {rel}") from e
+    except OSError as e:
+        raise ToolError(f"Cannot list {rel}: {e.strerror or e}") from e
     names = []
     for e in entries:
+        ctx.check_cancelled()
         try:
-            names.append(e.name + ("/" if e.is_dir() else ""))
+            names.append(display_name(e.name) + ("/" if e.is_dir() else ""))
         except OSError:
-            names.append(e.name)
+            names.append(display_name(e.name))
     shown = names[: params.limit]
     text = "\n".join(shown) if shown else "(empty directory)"
     if len(names) > params.limit:

@@ -1,7 +1,8 @@
 """read: files (head-truncated plain text), directories, images, SQLite databases.
 
 Text comes back exactly as stored (line endings shown as ``\\n``) under a one-line
-``[path]`` header, so any part of it can be copied into ``edit``'s ``oldText``.
+``[path]`` header, so any part of it can be copied into ``edit``'s ``oldText``. All file work
+runs in a worker thread (``ctx.run_blocking``); the directory tree checks for an abort per entry.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, truncate_head
-from builtin_plugins.tools._common import display_path, looks_binary, resolve_path
+from builtin_plugins.tools._common import display_name, display_path, looks_binary, resolve_path
 
 IMAGE_MAX_BYTES = 20 * 1024 * 1024
 _SELECTOR = re.compile(r"^(?P<path>.+?):(?P<sel>raw|\d+(?:[-+]\d+)?(?:,\d+-\d+)*)$")
@@ -78,7 +79,7 @@ def _not_found(path: Path, cwd: str) -> ToolError:
         names = os.listdir(path.parent)
         close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
         if close:
-            msg += ". Did you mean: " + ", ".join(close) + "?"
+            msg += ". Did you mean: " + ", ".join(display_name(c) for c in close) + "?"
     except OSError:
         pass
     return ToolError(msg)
@@ -123,19 +124,19 @@ def _read_text(path: Path, rel: str, data: bytes, start: int, end: int | None) -
     return ToolResult.text(f"[{rel}]\n{body}{note}", details)
 
 
-def _tree(path: Path, cwd: str, limit: int = 500) -> ToolResult:
-    from builtin_plugins.tools._gitignore import walk
+def _tree(path: Path, ctx: ToolContext, limit: int = 500) -> ToolResult:
+    from builtin_plugins.tools._gitignore import iter_tree
 
-    lines = [display_path(path, cwd).rstrip("/") + "/"]
+    lines = [display_path(path, ctx.cwd).rstrip("/") + "/"]
     count = 0
     more = False
-    for p, is_dir in walk(path, max_depth=2, include_dirs=True):
+    for entry in iter_tree(path, max_depth=2, check=ctx.check_cancelled):
         if count >= limit:
             more = True
             break
-        rel = os.path.relpath(p, path)
-        depth = rel.count(os.sep)
-        lines.append("  " * (depth + 1) + os.path.basename(p) + ("/" if is_dir else ""))
+        depth = entry.rel.count("/")
+        name = display_name(entry.rel.rsplit("/", 1)[-1])
+        lines.append("  " * (depth + 1) + name + ("/" if entry.kind == "dir" else ""))
         count += 1
     if count == 0:
         lines.append("  (empty directory)")
@@ -177,12 +178,16 @@ def _sqlite_summary(path: Path, rel: str) -> ToolResult:
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
+    return await ctx.run_blocking(lambda: _read(params, ctx), label="Read")
+
+
+def _read(params: Params, ctx: ToolContext) -> ToolResult:
     path, ranges = _parse_selector(params.path, ctx.cwd)
     rel = display_path(path, ctx.cwd)
     if not path.exists():
         raise _not_found(path, ctx.cwd)
     if path.is_dir():
-        return _tree(path, ctx.cwd)
+        return _tree(path, ctx)
     if not path.is_file():
         raise ToolError(f"Not a regular file: {rel}")
     try:

@@ -14,7 +14,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -103,7 +103,9 @@ def write_todo(path: Path, todo: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _lock(directory: Path, hex_id: str, session_id: str) -> Iterator[None]:
+def _lock(
+    directory: Path, hex_id: str, session_id: str, check: Callable[[], None] | None = None
+) -> Iterator[None]:
     lock = directory / f"{hex_id}.lock"
     deadline = time.monotonic() + 3.0
     while True:
@@ -117,6 +119,8 @@ def _lock(directory: Path, hex_id: str, session_id: str) -> Iterator[None]:
                     continue
             if time.monotonic() > deadline:
                 raise ToolError(f"Todo TODO-{hex_id} is locked by another session; try again") from None
+            if check is not None:
+                check()
             time.sleep(0.02)
     try:
         os.write(fd, json.dumps({"session": session_id, "pid": os.getpid()}).encode())
@@ -165,6 +169,11 @@ def _now() -> str:
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
+    # File work and the lock wait (up to 3 s of polling) happen in a worker thread.
+    return await ctx.run_blocking(lambda: _todo(params, ctx), label="Todo")
+
+
+def _todo(params: Params, ctx: ToolContext) -> ToolResult:
     directory = todos_dir(ctx.cwd)
     action = params.action
     if action in ("list", "list-all"):
@@ -202,7 +211,7 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
             "created_at": _now(),
             "body": params.body or "",
         }
-        with _lock(directory, hex_id, ctx.session_id):
+        with _lock(directory, hex_id, ctx.session_id, ctx.check_cancelled):
             write_todo(directory / f"{hex_id}.md", todo)
         return ToolResult.text(render(todo), {"action": action, "todo": _public(todo)})
 
@@ -215,7 +224,7 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
     if action == "get":
         todo = read_todo(path, hex_id)
         return ToolResult.text(render(todo), {"action": action, "todo": _public(todo)})
-    with _lock(directory, hex_id, ctx.session_id):
+    with _lock(directory, hex_id, ctx.session_id, ctx.check_cancelled):
         todo = read_todo(path, hex_id)
         holder = todo.get("assigned_to_session")
         if action == "delete":

@@ -1,4 +1,7 @@
-"""write: create or overwrite a file atomically (temp file + rename), creating parent directories."""
+"""write: create or overwrite a file atomically (temp file + rename), creating parent directories.
+
+Runs in a worker thread; an abort before the rename leaves the file as it was.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +17,17 @@ class Params(BaseModel):
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
+    return await ctx.run_blocking(lambda: _write(params, ctx), label="Write")
+
+
+def _write(params: Params, ctx: ToolContext) -> ToolResult:
     path = resolve_path(params.path, ctx.cwd)
     rel = display_path(path, ctx.cwd)
     if path.is_dir():
         raise ToolError(f"{rel} is a directory")
     existed = path.exists()
     data = params.content.encode("utf-8")
+    ctx.check_cancelled()  # last point where an abort leaves the file untouched
     try:
         atomic_write(path, data)
     except OSError as e:
