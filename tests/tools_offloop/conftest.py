@@ -12,9 +12,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from offloop_helpers import make_big_tree, make_wide_tree  # noqa: E402
+from offloop_helpers import make_big_tree, make_wide_tree
 
-from atomic_host.testing import Host, start_host  # noqa: E402
+from atomic_host.testing import Host, start_host
 
 
 @pytest.fixture(scope="session")
