@@ -67,7 +67,16 @@ class Host:
         """What the faux provider was called with (context and options), one dict per call."""
         if not self.faux_log.exists():
             return []
-        return [json.loads(line) for line in self.faux_log.read_text().splitlines() if line.strip()]
+        return read_jsonl(self.faux_log)
+
+
+def read_jsonl(path: Path | str) -> list[Any]:
+    """The records of a JSON-lines file, split on LF only as the protocol frames them.
+
+    ``str.splitlines`` would also split on U+0085, U+2028 and friends, which are valid raw
+    inside JSON strings; blank lines are skipped.
+    """
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 def assert_protocol_lines(lines: list[str]) -> None:

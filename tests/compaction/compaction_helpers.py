@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host
+from atomic_host.testing import Host, read_jsonl
 
 LONG_PROMPT = "\n".join(f"requirement {i}: keep the widget number {i} working" for i in range(1, 31))
 
@@ -30,7 +29,7 @@ def session_file(host: Host) -> Path:
 
 
 def file_entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()][1:]
+    return read_jsonl(path)[1:]
 
 
 def write_extension(host: Host, source: str) -> Path:

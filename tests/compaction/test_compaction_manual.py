@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compaction_helpers import LONG_PROMPT, file_entries, of_type, seed, session_file
 
-from atomic_host.testing import start_host
+from atomic_host.testing import read_jsonl, start_host
 
 
 async def test_manual_compact_end_to_end() -> None:
@@ -60,10 +60,9 @@ async def test_manual_compact_end_to_end() -> None:
         assert backup.startswith(str(path) + ".") and backup.endswith(".compact.bak")
         stamp = backup[len(str(path)) + 1 : -len(".compact.bak")]
         assert len(stamp) == 24 and stamp[10] == "T" and stamp.endswith("Z") and ":" not in stamp
-        from pathlib import Path
 
         # the backup holds the file as it was before the compaction entry
-        assert Path(backup).read_text().splitlines() == path.read_text().splitlines()[:-1]
+        assert read_jsonl(backup) == read_jsonl(path)[:-1]
 
         # get_messages: the synthesized compaction message with the kept tail, nothing else
         messages = await c.get_messages()

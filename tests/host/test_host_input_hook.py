@@ -3,10 +3,11 @@ as documented; it used to read the hook name), transforms reaching the model, an
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 from typing import Any
+
+from atomic_host.testing import read_jsonl
 
 PLUGIN = textwrap.dedent(
     """
@@ -42,7 +43,7 @@ async def test_input_event_kinds_transform_and_handled(rpc_host: Any, tmp_path: 
             if m["role"] == "user"
         ]
         assert user_texts == ["HELLO", "AGAIN"]
-    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    seen = read_jsonl(log)
     assert seen == [
         ["InputEvent", "shout hello", "prompt", "rpc"],
         ["InputEvent", "swallow this", "prompt", "rpc"],

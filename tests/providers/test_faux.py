@@ -11,6 +11,7 @@ import pytest
 from helpers import collect, final, types
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.testing import read_jsonl
 from builtin_plugins.providers import faux, faux_model
 
 CTX = {"systemPrompt": "sys", "messages": [{"role": "user", "content": "hello", "timestamp": 1}], "tools": []}
@@ -91,7 +92,7 @@ async def test_file_script_is_reread_and_log_written(tmp_path: Path, monkeypatch
     assert final(second)["content"][0]["text"] == "two" and second[-1]["reason"] == "length"
     third = await collect(faux.stream(faux_model(), CTX, opts))
     assert final(third)["errorMessage"] == "No more faux responses queued"
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    lines = read_jsonl(log)
     assert len(lines) == 3
     assert lines[0]["context"] == CTX and lines[0]["options"]["reasoning"] == "high"
     assert lines[0]["options"]["max_tokens"] == 100

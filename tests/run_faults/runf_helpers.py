@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from agent_helpers import of_type, text_of
 
-from atomic_host.testing import Host
+from atomic_host.testing import Host, read_jsonl
 
 HERE = Path(__file__).parent
 
@@ -70,8 +69,7 @@ async def session_records(host: Host) -> list[str]:
     """The session file's message and custom_message entries, as ``role:text`` / ``custom:text``."""
     state = await host.client.get_state()
     out = []
-    for line in Path(state["sessionLocation"]).read_text().splitlines():
-        entry = json.loads(line)
+    for entry in read_jsonl(state["sessionLocation"]):
         if entry["type"] == "message":
             m = entry["message"]
             label = text_of(m) if m["role"] in ("user", "assistant") else m.get("toolName", "")

@@ -8,7 +8,7 @@ import asyncio
 import json
 import time
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from runf_helpers import delivered, ext, gate_call, session_records
 
@@ -77,6 +77,7 @@ async def _scenario(plan: list[tuple[str, str]], abort: bool, mode: str) -> None
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans, abort=st.booleans(), mode=st.sampled_from(["one-at-a-time", "all"]))
+@example(plan=[("steer", "\x85"), ("follow_up", "a\u2028b\u2029c\x1c\x1d\x1e")], abort=False, mode="all")
 def test_every_queued_message_is_delivered_once_in_order(plan: list[tuple[str, str]], abort: bool, mode: str) -> None:
     asyncio.run(_scenario(plan, abort, mode))
 

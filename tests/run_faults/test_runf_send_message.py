@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from agent_helpers import of_type, text_of
 from runf_helpers import delivered, ext, extension_errors, gate_call, notes, sequence, session_records, user_texts
 
-from atomic_host.testing import start_host
+from atomic_host.testing import read_jsonl, start_host
 
 SENDER = ("-e", ext("runf_sender"))
 
@@ -214,7 +213,7 @@ async def test_idle_deliveries_interrupt_trigger_turn_and_append() -> None:
             "custom:a1", "custom:a2", "custom:a3",
         ]  # fmt: skip
         state = await c.get_state()
-        entries = [json.loads(line) for line in Path(state["sessionLocation"]).read_text().splitlines()]
+        entries = read_jsonl(state["sessionLocation"])
         a2 = next(e for e in entries if e["type"] == "custom_message" and e["content"] == "a2")
         assert a2["display"] is False and a2["details"] == {"k": 1} and a2["customType"] == "runf"
         assert len(host.faux_calls()) == 3

@@ -12,6 +12,7 @@ from session_helpers import CWD, assistant, chat, user
 
 from atomic_host.session.store.base import SessionNotFound, default_session_dir
 from atomic_host.session.store.jsonl import JsonlStore
+from atomic_host.testing import read_jsonl
 
 V3 = [
     {
@@ -177,7 +178,7 @@ def test_v1_migration(jsonl_store, agent_dir):
     assert [e["parentId"] for e in session.entries] == [None, ids[0], ids[1]]
     assert session.entries[2]["firstKeptEntryId"] == ids[1] and "firstKeptEntryIndex" not in session.entries[2]
     assert session.entries[1]["message"]["role"] == "custom"
-    on_disk = [json.loads(line) for line in path.read_text().splitlines()]
+    on_disk = read_jsonl(path)
     assert on_disk[0]["version"] == 3 and [r["id"] for r in on_disk[1:]] == ids
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -203,7 +204,7 @@ def test_v2_migration_renames_hook_message(jsonl_store, agent_dir):
     path = write_lines(project_dir(agent_dir) / "x_old-v2.jsonl", v2)
     session = jsonl_store.open("old-v2")
     assert session.entries[1]["message"]["role"] == "custom" and session.entries[1]["id"] == "b1"
-    assert json.loads(path.read_text().splitlines()[0])["version"] == 3
+    assert read_jsonl(path)[0]["version"] == 3
 
 
 def test_torn_last_line_is_skipped_and_next_append_starts_fresh(jsonl_store, agent_dir):

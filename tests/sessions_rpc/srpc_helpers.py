@@ -67,7 +67,7 @@ async def state(client: RpcClient) -> dict[str, Any]:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Records of a session file, skipping unparseable lines like a loader does."""
     records = []
-    for line in Path(path).read_text().splitlines():
+    for line in Path(path).read_text().split("\n"):
         try:
             records.append(json.loads(line))
         except ValueError:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host
+from atomic_host.testing import Host, read_jsonl
 
 EXT = str(Path(__file__).with_name("ext_toolsrpc.py"))
 
@@ -47,7 +47,7 @@ async def test_codemode_reads_a_file_through_the_host_and_hooks_see_it(rpc_host:
         assert value["blocked"] == "reading forbidden files is blocked by ext_toolsrpc"
         assert "top secret" not in text
         # The extension's tool_call hook saw the outer call and both nested ones.
-        seen = [json.loads(line) for line in log.read_text().splitlines()]
+        seen = read_jsonl(log)
         assert [s["tool"] for s in seen] == ["codemode", "read", "read"]
         assert [s["input"]["path"] for s in seen[1:]] == ["data.txt", "forbidden.txt"]
         assert end["result"]["details"]["toolCalls"] == [

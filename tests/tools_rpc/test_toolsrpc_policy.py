@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from atomic_host.testing import read_jsonl
+
 PLUGIN = textwrap.dedent(
     """
     from atomic_host import Tool, hookimpl
@@ -48,7 +50,7 @@ def _json_mode_tools(tmp_path: Path, *args: str) -> list[str]:
         cwd=work, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    calls = read_jsonl(log)
     return [t["name"] for t in calls[-1]["context"]["tools"]]
 
 
