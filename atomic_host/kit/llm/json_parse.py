@@ -3,40 +3,46 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
 
+# A JSON string from its opening quote to its closing quote (or the end of the text, for a string
+# still being streamed): any character but a quote or a backslash, or a backslash and the next char.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_ESCAPE = re.compile(r"\\(.|\Z)", re.DOTALL)  # a backslash and what follows it (pairs, left to right)
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f]")
+
+
+def _control_escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _CONTROL.get(ch) or f"\\u{ord(ch):04x}"
+
+
+def _escape(match: re.Match[str]) -> str:
+    nxt = match.group(1)
+    if nxt == "" or nxt in _VALID_ESCAPES:  # valid, or a trailing backslash the next fragment completes
+        return match.group()
+    return "\\\\" + nxt  # an invalid escape: keep the backslash literally, as the model meant it
+
+
+def _repair_string(match: re.Match[str]) -> str:
+    text = match.group()
+    if "\\" in text:
+        text = _ESCAPE.sub(_escape, text)
+    return _CONTROL_CHARS.sub(_control_escape, text)
+
+
 def repair_json_strings(text: str) -> str:
-    """Escape raw control characters inside strings and double backslashes before invalid escapes."""
-    out: list[str] = []
-    in_string = False
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if not in_string:
-            out.append(ch)
-            in_string = ch == '"'
-        elif ch == '"':
-            out.append(ch)
-            in_string = False
-        elif ch == "\\":
-            nxt = text[i + 1] if i + 1 < n else ""
-            if nxt == "":
-                out.append(ch)  # a trailing backslash: the next fragment completes it
-            elif nxt in _VALID_ESCAPES:
-                out.append(ch + nxt)
-                i += 1
-            else:
-                out.append("\\\\")  # keep the backslash literally, as the model meant it
-        elif ch < " ":
-            out.append(_CONTROL.get(ch) or f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    """Escape raw control characters inside strings and double backslashes before invalid escapes.
+
+    A trailing backslash at the end of the text is kept: the next fragment completes it. Runs in C
+    (one regex pass over the strings), so repairing a streamed megabyte costs milliseconds.
+    """
+    return _STRING.sub(_repair_string, text)
 
 
 def _partial(text: str) -> Any:

@@ -1,0 +1,179 @@
+"""Shared helpers of the streaming-cost tests: the old per-character string repair (the reference
+model the regex version must equal), a tool-call argument of a given size, and Anthropic /
+OpenAI Chat SSE replies that stream it in small fragments as real models do."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+_VALID_ESCAPES = frozenset('"\\/bfnrtu')
+_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def _load_sse_server() -> Any:
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load_sse_server()
+
+
+def reference_repair(text: str) -> str:
+    """The string repair as it was written first: one character at a time (quadratic use made it slow,
+    but its answers are the definition the fast version is held to)."""
+    out: list[str] = []
+    in_string = False
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if not in_string:
+            out.append(ch)
+            in_string = ch == '"'
+        elif ch == '"':
+            out.append(ch)
+            in_string = False
+        elif ch == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if nxt == "":
+                out.append(ch)
+            elif nxt in _VALID_ESCAPES:
+                out.append(ch + nxt)
+                i += 1
+            else:
+                out.append("\\\\")
+        elif ch < " ":
+            out.append(_CONTROL.get(ch) or f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def file_body(size: int) -> str:
+    """``size`` characters of source-like text: quotes, backslashes, tabs, non-ASCII, newlines."""
+    line = 'print("value \\"%s\\"" % x)\t# café ✓ \\n\n'
+    return (line * (size // len(line) + 1))[:size]
+
+
+def write_arguments(size: int) -> tuple[str, str]:
+    """(the file body, the JSON arguments of a ``write`` call that writes it to ``big.txt``)."""
+    body = file_body(size)
+    return body, json.dumps({"path": "big.txt", "content": body})
+
+
+def fragments(text: str, size: int = 40) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def anthropic_write_reply(arguments: str, fragment: int = 40) -> Any:
+    """An Anthropic Messages stream: a short text, then a ``write`` tool_use whose input arrives as
+    ``input_json_delta`` fragments of ``fragment`` characters, stop reason ``tool_use``."""
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_big",
+                "type": "message",
+                "role": "assistant",
+                "model": "m1",
+                "content": [],
+                "stop_reason": None,
+                "usage": usage,
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Writing it."}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_big", "name": "write", "input": {}},
+        },
+    ]
+    events += [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}
+        for part in fragments(arguments, fragment)
+    ]
+    events += [
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5000}},
+        {"type": "message_stop"},
+    ]
+    return sse.Reply(chunks=sse.anthropic_frames(events))
+
+
+def anthropic_text_reply(text: str) -> Any:
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
+    return sse.Reply(
+        chunks=sse.anthropic_frames(
+            [
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_done",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "m1",
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": usage,
+                    },
+                },
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+                {"type": "message_stop"},
+            ]
+        )
+    )
+
+
+def openai_chat_write_reply(arguments: str, fragment: int = 40) -> Any:
+    """An OpenAI Chat Completions stream of one ``write`` function call in ``fragment``-character pieces."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-big",
+            "object": "chat.completion.chunk",
+            "model": "m1",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    chunks = [
+        chunk(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"index": 0, "id": "call_big", "type": "function", "function": {"name": "write", "arguments": ""}}
+                ],
+            }
+        )
+    ]
+    chunks += [
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]})
+        for part in fragments(arguments, fragment)
+    ]
+    chunks.append(chunk({}, "tool_calls"))
+    return sse.Reply(chunks=sse.openai_chat_frames(chunks))
+
+
+def write_models(agent_dir: Path, base_url: str, api: str) -> None:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    model = {"id": "m1", "contextWindow": 2_000_000, "maxTokens": 1_000_000, "cost": {"input": 1, "output": 2}}
+    provider = {"baseUrl": base_url, "api": api, "apiKey": "fixture-key-123", "models": [model]}
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"vendor": provider}}))
