@@ -47,12 +47,14 @@ class _Cancelled(Exception):
 
 @dataclass
 class Outcome:
-    """How one compaction ended; ``error`` is the client-facing text (already prefixed)."""
+    """How one compaction ended; ``error`` is the client-facing text (already prefixed), and
+    ``answer`` the ``compact`` response's error text when it differs (the bare "too small")."""
 
     reason: str
     result: dict[str, Any] | None = None
     error: str | None = None
     aborted: bool = False
+    answer: str | None = None
 
 
 @dataclass
@@ -74,16 +76,31 @@ async def manual_compact(agent: AgentSession) -> dict[str, Any]:
     job: Job | None = agent.compaction_job
     if job is not None and not job.task.done():
         if job.reason == "manual":
-            return _answer(await asyncio.shield(job.task))
+            return _answer(await _joined(job))
         job.task.cancel()
         await asyncio.gather(job.task, return_exceptions=True)
     if agent.is_streaming:
         await agent.abort()
     agent.require_model()
     job = agent.compaction_job
-    if job is not None and not job.task.done():  # another manual request started while we waited
-        return _answer(await asyncio.shield(job.task))
-    return _answer(await asyncio.shield(start(agent, "manual").task))
+    if job is None or job.task.done() or job.reason != "manual":  # else another manual request started meanwhile
+        job = start(agent, "manual")
+    return _answer(await _joined(job))
+
+
+async def _joined(job: Job) -> Outcome:
+    """The job's outcome; the caller's wait is shielded so one caller leaving does not cancel it.
+
+    A job cancelled before its first step never ran ``_run`` (which turns cancellation into an
+    aborted outcome): that is an aborted compaction too, not the caller's own cancellation.
+    """
+    try:
+        return await asyncio.shield(job.task)
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if job.task.cancelled() and not (me is not None and me.cancelling()):
+            return Outcome(job.reason, aborted=True)
+        raise
 
 
 def abort_compaction(agent: AgentSession) -> None:
@@ -201,7 +218,8 @@ async def _run(agent: AgentSession, reason: str, failed: dict[str, Any] | None, 
         outcome = Outcome(reason, aborted=True, error=CANCELLED if reason == "manual" else None)
     except _TooSmall:
         # threshold: a quiet no-op (null result, no error); overflow never gets here
-        outcome = Outcome(reason, error=TOO_SMALL if reason == "manual" else None)
+        manual = reason == "manual"
+        outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + TOO_SMALL if manual else None, answer=TOO_SMALL)
     except _Failed as exc:
         outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + str(exc))
     except Exception as exc:  # a bug must end with compaction_end, not a hung client
@@ -217,7 +235,7 @@ def _answer(outcome: Outcome) -> dict[str, Any]:
         return outcome.result
     if outcome.aborted:
         raise CommandFailed(CANCELLED)
-    raise CommandFailed(outcome.error or TOO_SMALL)
+    raise CommandFailed(outcome.answer or outcome.error or TOO_SMALL)
 
 
 def _emit_start(agent: AgentSession, reason: str) -> None:

@@ -6,6 +6,7 @@ this class decides *when* to write (§2.3 lazy write) and unpublishes an entry w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
@@ -25,6 +26,10 @@ class EntryNotFound(KeyError):
         return self.message
 
 
+class SessionFileGone(OSError):
+    """A writer's file was removed while the session was open: the session writes it again whole."""
+
+
 class SessionWriter(Protocol):
     """What a store gives a Session to persist it."""
 
@@ -32,7 +37,8 @@ class SessionWriter(Protocol):
         """Write header and every entry at once (the first, lazy flush)."""
 
     def append(self, entry: dict[str, Any]) -> None:
-        """Durably add one entry; raise (leaving the store as before) on failure."""
+        """Durably add one entry; raise (leaving the store as before) on failure, and
+        :class:`SessionFileGone` when the file was removed underneath."""
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
@@ -156,7 +162,7 @@ class Session:
         try:
             if self.writer is not None:
                 if self.persisted:
-                    self.writer.append(entry)
+                    self._append_or_recreate(entry)
                 elif self._has_assistant:
                     self.writer.write_all(self.header, self.entries)
                     self.persisted = True
@@ -167,6 +173,16 @@ class Session:
             self.leaf_id, self._labels, self._has_assistant = previous_leaf, previous_labels, had_assistant
             raise
         return entry
+
+    def _append_or_recreate(self, entry: dict[str, Any]) -> None:
+        assert self.writer is not None
+        try:
+            self.writer.append(entry)
+        except SessionFileGone as exc:
+            # The file was deleted underneath: write it again whole from memory (the new entry is
+            # already in ``entries``), so nothing acknowledged is lost and later appends continue it.
+            print(f"atomic: {exc}; writing it again from memory", file=sys.stderr)
+            self.writer.write_all(self.header, self.entries)
 
     def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.append("message", message=message)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from compaction_helpers import file_entries, of_type, seed, session_file
 
@@ -56,7 +57,9 @@ async def test_hook_cancels_or_supplies_text(tmp_path) -> None:
         host.assert_protocol_lines()
 
 
-async def test_abort_compaction_and_joined_requests() -> None:
+async def test_compact_holds_the_ordinary_lane_and_abort_compaction_answers_at_once() -> None:
+    """semantics §1: ``compact`` holds the ordinary lane (a get_state sent during it waits), while
+    ``abort_compaction`` runs on the concurrent lane and answers at once."""
     async with start_host() as host:
         c = host.client
         await seed(host)
@@ -64,27 +67,29 @@ async def test_abort_compaction_and_joined_requests() -> None:
         start = len(c.events)
         first = asyncio.create_task(c.request({"type": "compact"}))
         await c.wait_for_event("compaction_start", after=start)
-        second = asyncio.create_task(c.request({"type": "compact"}))
-        assert (await c.get_state())["isCompacting"] is True
-        await asyncio.sleep(0.1)
+        state = asyncio.create_task(c.get_state())
+        await asyncio.sleep(0.3)
+        assert not state.done(), "get_state overtook the compact that holds the lane"
+        t0 = time.monotonic()
         await c.call("abort_compaction")
-        responses = await asyncio.gather(first, second)
-        for response in responses:
-            assert (response["success"], response["error"]) == (False, "Compaction cancelled")
-        assert len(of_type(c.events[start:], "compaction_start")) == 1
+        assert time.monotonic() - t0 < 1.0
+        response = await first
+        assert (response["success"], response["error"]) == (False, "Compaction cancelled")
+        assert (await state)["isCompacting"] is False
         [end] = of_type(c.events[start:], "compaction_end")
         assert end == {"type": "compaction_end", "reason": "manual", "result": None, "aborted": True,
                        "willRetry": False}
-        assert (await c.get_state())["isCompacting"] is False
         assert not [e for e in file_entries(session_file(host)) if e["type"] == "compaction"]
         await c.call("abort_compaction")  # nothing running: a no-op
 
-        # two requests while one runs: one event pair, one entry, the same result
-        host.faux.push({"content": "1,5", "delayMs": 300})
+        # two compacts back to back run one after the other: two event pairs, never overlapping
+        host.faux.push({"content": "1,5", "delayMs": 300}, {"stopReason": "error", "errorMessage": "planner down"})
         start = len(c.events)
-        results = await asyncio.gather(c.call("compact"), c.call("compact"))
-        assert results[0] == results[1]
-        assert len(of_type(c.events[start:], "compaction_end")) == 1
+        results = await asyncio.gather(c.request({"type": "compact"}), c.request({"type": "compact"}))
+        assert results[0]["success"] is True
+        assert results[1]["error"] == "Compaction failed: planner down"
+        kinds = [e["type"] for e in c.events[start:] if e["type"].startswith("compaction_")]
+        assert kinds == ["compaction_start", "compaction_end", "compaction_start", "compaction_end"]
         assert len([e for e in file_entries(session_file(host)) if e["type"] == "compaction"]) == 1
         host.assert_protocol_lines()
 

@@ -94,6 +94,7 @@ async def test_too_small_and_unusable_answers() -> None:
         assert response["error"] == "Nothing to compact (session too small)"
         [end] = of_type(c.events[start:], "compaction_end")
         assert end["result"] is None and end["aborted"] is False
+        assert end["errorMessage"] == "Compaction failed: Nothing to compact (session too small)"
 
         await seed(host)
         host.faux.push("I think you should delete lines 1 to 5")

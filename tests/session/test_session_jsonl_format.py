@@ -298,6 +298,6 @@ def test_import_file_copies_and_delete_removes_backups(jsonl_store, agent_dir, t
 
 
 def test_fsync_never_policy_still_writes(agent_dir):
-    store = JsonlStore(agent_dir, fsync="never")
+    store = JsonlStore(agent_dir, fsync="never", cwd=CWD)
     session = chat(store, 2)
     assert len(store.open(session.id).entries) == len(session.entries)

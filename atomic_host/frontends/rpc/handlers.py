@@ -305,6 +305,8 @@ class Handlers:
                 return store.open_path(cmd["sessionPath"])
         except SessionNotFound as exc:
             raise CommandFailed(str(exc) or f"Session not found: {cmd.get('sessionId')}") from None
+        except (ValueError, OSError) as exc:  # not a session id (path parts, "..", NUL), not a session file
+            raise CommandFailed(str(exc)) from None
         raise CommandFailed("switch_session requires sessionId")
 
     async def on_switch_session(self, cmd: Cmd) -> Any:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -66,18 +68,31 @@ async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
     """Start reading stdin; complete lines arrive on the returned queue, ``None`` at EOF."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     try:
+        fd = os.dup(sys.stdin.fileno())
+    except (AttributeError, ValueError, OSError):  # stdin closed (``<&-``): nothing will ever come
+        queue.put_nowait(_EOF)
+        return queue
+    stdin = os.fdopen(fd, "rb", buffering=0)
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
         await loop.connect_read_pipe(lambda: LineProtocol(queue), stdin)
-    except ValueError:
-        # A regular file or /dev/null as stdin: pipes only. Read it in a thread instead.
-        def pump() -> None:
-            proto = LineProtocol(queue)
+        return queue
+
+    # A regular file or a device such as /dev/null, as service managers, nohup and CI give a
+    # process: epoll refuses them (/dev/null would fail later, inside the loop, and never see EOF).
+    # Read them in a thread instead; /dev/null gives EOF at once.
+    def pump() -> None:
+        proto = LineProtocol(queue)
+        try:
             while chunk := stdin.read(1 << 16):
                 loop.call_soon_threadsafe(proto.data_received, chunk)
+        except OSError as exc:
+            print(f"atomic: reading stdin failed: {exc}", file=sys.stderr)
+        finally:
             loop.call_soon_threadsafe(proto.eof_received)
 
-        loop.run_in_executor(None, pump)
+    threading.Thread(target=pump, name="atomic-stdin", daemon=True).start()
     return queue
 
 

@@ -19,13 +19,14 @@ from atomic_host.frontends.rpc.io import Output, open_stdin_lines
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
+# Everything else holds the ordinary lane until its handler returns (semantics §1): a get_state
+# sent during a manual `compact` waits for it; `prompt` returns once accepted.
 CONCURRENT = frozenset(
     {
         "abort",
         "abort_bash",
         "abort_retry",
         "abort_compaction",
-        "compact",  # runs for a model request: get_state shows isCompacting, a second compact joins it
         "clear_queue",
         "pause_queued_messages",
         "resume_queued_messages",
@@ -125,11 +126,19 @@ class RpcServer:
         while (line := await lines.get()) is not None:
             if not line.strip():
                 continue
-            self.accept(line)
+            try:
+                self.accept(line)
+            except Exception as exc:  # never let one line stop the reader: it owes an answer and no more
+                print(f"atomic: could not route a command: {type(exc).__name__}: {exc}", file=sys.stderr)
+                self.out.error("parse", None, f"Failed to route command: {type(exc).__name__}: {exc}")
 
     def accept(self, line: bytes) -> None:
+        """Decode one line and hand it to its lane; anything undecodable is answered here."""
         try:
             cmd = json.loads(line)
+        except RecursionError:
+            self.out.error("parse", None, "Failed to parse command: JSON nested too deeply")
+            return
         except (ValueError, UnicodeDecodeError) as exc:
             self.out.error("parse", None, f"Failed to parse command: {exc}")
             return
@@ -138,12 +147,11 @@ class RpcServer:
             return
         ctype = cmd.get("type")
         if not isinstance(ctype, str):
-            self.out.error(
-                "unknown", cmd.get("id"), f"Unknown command: {'undefined' if ctype is None else ctype}"
-            )
+            shown = "undefined" if ctype is None else _short(ctype)
+            self.out.error("unknown", cmd.get("id"), f"Unknown command: {shown}")
             return
         if ctype not in self.handlers:
-            self.out.error(ctype, cmd.get("id"), f"Unknown command: {ctype}")
+            self.out.error(_short(ctype), cmd.get("id"), f"Unknown command: {_short(ctype)}")
             return
         if ctype in CONCURRENT:
             task = asyncio.create_task(self.run(cmd))
@@ -169,8 +177,13 @@ class RpcServer:
         except CommandFailed as exc:
             self.out.error(ctype, req_id, str(exc), **exc.extra)
         except asyncio.CancelledError:
-            self.out.error(ctype, req_id, "Command cancelled: the host is shutting down")
-            raise
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # this lane is being stopped: the host is leaving
+                self.out.error(ctype, req_id, "Command cancelled: the host is shutting down")
+                raise
+            # Something the handler awaited was cancelled (e.g. a job cancelled by another command):
+            # that is this command's failure, and the lane must live on to serve the next one.
+            self.out.error(ctype, req_id, "Command cancelled")
         except Exception as exc:
             if type(exc).__name__ != "CommandError":
                 print(f"atomic: {ctype} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -182,3 +195,10 @@ class RpcServer:
         if self.on_first_response is not None:
             callback, self.on_first_response = self.on_first_response, None
             callback()
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    """A client's value quoted back in an error: scalars as text, cut at ``limit`` characters (a
+    50 MB ``type`` is not echoed whole); containers by their kind (a 10,000-deep one cannot be printed)."""
+    text = value if isinstance(value, str) else type(value).__name__ if isinstance(value, (list, dict)) else str(value)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from atomic_host.session.ids import now_iso, uuid7, validate_session_id
 from atomic_host.session.listing import ListingState, finish_listing
-from atomic_host.session.tree import Session, is_assistant_entry, is_internal_header
+from atomic_host.session.tree import Session, SessionFileGone, is_assistant_entry, is_internal_header
 
 StoreKind = Literal["jsonl", "sqlite", "memory"]
 FsyncPolicy = Literal["always", "never"]
@@ -32,6 +32,10 @@ class SessionNotSaved(RuntimeError):
 
     def __init__(self, message: str = NOT_SAVED_MESSAGE) -> None:
         super().__init__(message)
+
+
+class SessionLocked(RuntimeError):
+    """Another process holds the session's write lock: this one may read it, not append to it."""
 
 
 class InvalidSessionFile(ValueError):
@@ -267,7 +271,7 @@ def open_store(
         from atomic_host.session.store.sqlite import SqliteStore
 
         db = (Path(session_dir) if session_dir else agent) / "sessions.db"
-        return SqliteStore(db, fsync=fsync)
+        return SqliteStore(db, fsync=fsync, cwd=cwd)
     raise ValueError(f"Unknown session store: {kind}")
 
 
@@ -276,6 +280,8 @@ __all__ = [
     "BaseStore",
     "InvalidSessionFile",
     "MemoryStore",
+    "SessionFileGone",
+    "SessionLocked",
     "SessionNotFound",
     "SessionNotSaved",
     "SessionStore",

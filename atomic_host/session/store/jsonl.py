@@ -17,6 +17,7 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from atomic_host.session.listing import build_info, finish_listing
 from atomic_host.session.store.base import (
     BaseStore,
     InvalidSessionFile,
+    SessionFileGone,
+    SessionLocked,
     SessionNotFound,
     default_session_dir,
     ensure_private_dir,
@@ -192,8 +195,57 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+class _FileLocks:
+    """Advisory write locks on session files, one per file per process (``flock``).
+
+    ``flock`` locks belong to an open file description, so two descriptors in one process would
+    lock each other out (switching to the session already open does that for a moment): the
+    process keeps one read-only descriptor per locked file, shared by its writers and counted.
+    Another process gets :class:`SessionLocked` until the holder closes the session or exits
+    (the kernel drops the lock of a killed process, so a crash never leaves a stale lock).
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, int], list[int]] = {}  # (dev, ino) -> [fd, writers]
+
+    def acquire(self, path: Path) -> tuple[int, int]:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        if key in self._held:
+            os.close(fd)
+            self._held[key][1] += 1
+            return key
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionLocked(
+                f"Session is open for writing in another atomic process: {path}. "
+                "Close it there (or open a fork of it) to continue it here."
+            ) from None
+        self._held[key] = [fd, 1]
+        return key
+
+    def release(self, key: tuple[int, int]) -> None:
+        held = self._held.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del self._held[key]
+            with contextlib.suppress(OSError):
+                os.close(held[0])
+
+
+_LOCKS = _FileLocks()
+
+
 class JsonlWriter:
-    """Owns one session file: lazy first write, then one durable line per append."""
+    """Owns one session file: lazy first write, then one durable line per append, under the
+    file's advisory lock so two processes never interleave appends (docs/host.md)."""
 
     def __init__(self, path: Path, *, fsync: bool, exists: bool = False, needs_newline: bool = False) -> None:
         self.path = path
@@ -201,12 +253,21 @@ class JsonlWriter:
         self._exists = exists
         self._needs_newline = needs_newline
         self._fd: int | None = None
+        self._lock: tuple[int, int] | None = None
+
+    def lock(self) -> None:
+        """Take the write lock now (raises :class:`SessionLocked` if another process has it)."""
+        if self._lock is None:
+            self._lock = _LOCKS.acquire(self.path)
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
         ensure_private_dir(self.path.parent)
         data = b"".join(encode_line(r) for r in (header, *entries))
+        self._close_fd()
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _NOFOLLOW, 0o600)
         try:
+            self._release()
+            self.lock()
             _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
@@ -226,25 +287,40 @@ class JsonlWriter:
 
     def append(self, entry: dict[str, Any]) -> None:
         line = encode_line(entry)
-        fd = self._open()
+        try:
+            self.lock()
+            fd = self._open()
+        except FileNotFoundError:
+            raise SessionFileGone(f"Session file was removed: {self.path}") from None
+        st = os.fstat(fd)
+        if st.st_nlink == 0:  # removed underneath: appending would write into a file nobody can read
+            raise SessionFileGone(f"Session file was removed: {self.path}")
         # A torn (or newline-less) last line must not swallow this entry.
         data = b"\n" + line if self._needs_newline else line
-        size = os.fstat(fd).st_size
         try:
             _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
         except BaseException:
             with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
+                os.ftruncate(fd, st.st_size)
             raise
         self._needs_newline = False
 
-    def close(self) -> None:
+    def _close_fd(self) -> None:
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = None
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            _LOCKS.release(self._lock)
+            self._lock = None
+
+    def close(self) -> None:
+        self._close_fd()
+        self._release()
 
 
 class JsonlStore(BaseStore):
@@ -303,6 +379,12 @@ class JsonlStore(BaseStore):
             needs_newline = False
         entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
         writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
+        try:
+            writer.lock()  # held while the session is open here, so no other process appends
+        except SessionLocked as exc:  # readable here; appends fail with this message until it frees
+            print(f"atomic: {exc}", file=sys.stderr)
+        except OSError:
+            pass
         return Session(header, entries, writer=writer, location=str(path), persisted=True)
 
     def _safe_files(self, directory: Path) -> list[Path]:
@@ -344,18 +426,21 @@ class JsonlStore(BaseStore):
         return None
 
     def open(self, session_id: str, directory: str | Path | None = None) -> Session:
-        """Open by id in this project's directory, or only in ``directory`` when given."""
+        """Open by id in this project's directory, or only in ``directory`` when given.
+
+        Never another project's: an id is looked up where ``list_sessions`` would show it, so a
+        client cannot reach another project's session by guessing its id (semantics §4)."""
         validate_session_id(session_id)
-        search = Path(directory) if directory is not None else None
-        path = self._find(search, session_id) if search is not None else None
-        if search is None:
-            for candidate in self._project_dirs():
-                path = self._find(candidate, session_id)
-                if path is not None:
-                    break
-        if path is None:
+        search = Path(directory) if directory is not None else self.dir_for(self.cwd)
+        path = self._find(search, session_id)
+        if path is None or (directory is None and self._filters_cwd(self.cwd) and not self._of_project(path)):
             raise SessionNotFound(f"Session not found: {session_id}")
         return self.open_path(path)
+
+    def _of_project(self, path: Path) -> bool:
+        """In a flat ``--session-dir`` shared by projects: does the file belong to this cwd?"""
+        header = _read_header(path)
+        return header is not None and header.get("cwd") == self.cwd
 
     def _project_dirs(self) -> list[Path]:
         if self.custom_dir is not None:
@@ -394,18 +479,19 @@ class JsonlStore(BaseStore):
 
     # -- deleting / importing -------------------------------------------------------------------
     def delete(self, session_id: str) -> None:
-        """Remove the session's file and its compaction backups; unknown id → no-op."""
+        """Remove the session's file and its compaction backups from this project's directory only;
+        an unknown id (or one of another project) is a no-op."""
         validate_session_id(session_id)
-        for directory in self._project_dirs():
-            path = self._find(directory, session_id)
-            if path is None:
-                continue
-            for other in os.listdir(directory):
-                if other.startswith(path.name + ".") and other.endswith(".bak"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(directory / other)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        directory = self.dir_for(self.cwd)
+        path = self._find(directory, session_id)
+        if path is None or (self._filters_cwd(self.cwd) and not self._of_project(path)):
+            return
+        for other in os.listdir(directory):
+            if other.startswith(path.name + ".") and other.endswith(".bak"):
+                with contextlib.suppress(OSError):
+                    os.unlink(directory / other)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
         """Copy a session file into this store's project directory (same basename) and open it."""

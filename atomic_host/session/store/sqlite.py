@@ -156,8 +156,10 @@ class SqliteStore(BaseStore):
 
     kind = "sqlite"
 
-    def __init__(self, db_path: Path, *, fsync: str = "always") -> None:
+    def __init__(self, db_path: Path, *, fsync: str = "always", cwd: str | None = None) -> None:
         self.db_path = Path(db_path)
+        self.cwd = cwd
+        """This project's cwd: ids are looked up and deleted among its sessions only (None: all)."""
         ensure_private_dir(self.db_path.parent)
         # Create the file owner-only first: SQLite gives -wal/-shm the database file's mode.
         os.close(os.open(self.db_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
@@ -190,14 +192,14 @@ class SqliteStore(BaseStore):
             session.flush()
         return session
 
-    def _load(self, session_id: str) -> Session:
+    def _load(self, session_id: str, cwd: str | None = None) -> Session:
         with self._lock:
             row = self.db.execute(
-                "SELECT header, modified_ms, name, has_name, message_count, first_message, summary, next_seq"
+                "SELECT header, modified_ms, name, has_name, message_count, first_message, summary, next_seq, cwd"
                 " FROM sessions WHERE id = ?",
                 (session_id,),
             ).fetchone()
-            if row is None:
+            if row is None or (cwd is not None and row[8] != cwd):
                 raise SessionNotFound(f"Session not found: {session_id}")
             texts = [
                 text
@@ -229,7 +231,8 @@ class SqliteStore(BaseStore):
                 if not target.is_file():
                     raise SessionNotFound(f"Session not found: {session_id}")
                 return SqliteStore(target)._load(session_id)  # its writer keeps that connection
-        return self._load(session_id)
+            return self._load(session_id)
+        return self._load(session_id, self.cwd)  # this project's sessions only
 
     def open_path(self, path: str | Path) -> Session:
         """Open a ``sqlite:<db>#<id>`` location (or a bare id)."""
@@ -275,8 +278,13 @@ class SqliteStore(BaseStore):
         return self._infos("", ())
 
     def delete(self, session_id: str) -> None:
+        """Delete a session of this project (another project's id is a no-op)."""
         validate_session_id(session_id)
         with self.transaction() as db:
+            if self.cwd is not None and not db.execute(
+                "SELECT 1 FROM sessions WHERE id = ? AND cwd = ?", (session_id, self.cwd)
+            ).fetchone():
+                return
             db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
