@@ -205,8 +205,8 @@ class AgentSession:
                 pass
 
     def record_message(self, message: dict[str, Any]) -> None:
-        """Add a finished message to the context and persist it."""
-        self.messages.append(message)
+        """Persist a finished message, then add it to the context: when the write fails (disk full,
+        another process holds the session) it raises and the context stays what the file says."""
         if message.get("role") == "custom":
             fields = {
                 k: v for k, v in message.items() if k in ("customType", "content", "display", "details")
@@ -214,13 +214,15 @@ class AgentSession:
             self.session.append("custom_message", **fields)
         else:
             self.session.append_message(message)
+        self.messages.append(message)
 
     def deliver_message(self, message: dict[str, Any]) -> None:
-        """A user/custom message enters the run: events, dequeue, persistence."""
+        """A user/custom message enters the run: persistence, events, dequeue. Saved first, so a
+        message the session could not store is never shown as delivered."""
+        self.record_message(message)
         self.emit({"type": "message_start", "message": message})
         self._dequeue(message)
         self.emit({"type": "message_end", "message": message})
-        self.record_message(message)
 
     def note_assistant(self, message: dict[str, Any]) -> None:
         if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
@@ -543,6 +545,9 @@ class AgentSession:
                 messages, poll_steering_first = self.next_queued(), False
                 if not messages:
                     break
+        except OSError as exc:  # the session could not be written (disk full, locked elsewhere): say so
+            print(f"atomic: could not save the session: {exc}", file=sys.stderr)
+            self._report_unsaved(exc)
         except Exception as exc:  # a bug in the loop must not kill the host
             print(f"atomic: agent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.emit({"type": "agent_end", "messages": []})
@@ -554,6 +559,16 @@ class AgentSession:
             self.emit({"type": "agent_settled"})
             if not self.abort_signal.is_set() and self.drive_task is None:
                 summaries.schedule(self)
+
+    def _report_unsaved(self, exc: BaseException) -> None:
+        """End a run whose session write failed with an error assistant message the client can
+        show (like a provider error). It is not saved or added to the context: it could not be."""
+        from atomic_host.kit.llm.complete import failed
+
+        message = failed(f"Could not save the session: {exc}", self.model or {})
+        self.emit({"type": "message_start", "message": message})
+        self.emit({"type": "message_end", "message": message})
+        self.emit({"type": "agent_end", "messages": [message]})
 
     async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
         from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error, session_retry_delay_ms

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from atomic_host.core.options import Options
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     from atomic_host.kit.secrets import install_stdio
 
     install_stdio()  # every later write to sys.stdout/sys.stderr masks known credentials
+    if hasattr(signal, "SIGXFSZ"):  # a file-size limit or quota makes a write fail (EFBIG), not kill the host
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
         from atomic_host.frontends import subcommands

@@ -34,7 +34,7 @@ class SessionNotSaved(RuntimeError):
         super().__init__(message)
 
 
-class SessionLocked(RuntimeError):
+class SessionLocked(OSError):
     """Another process holds the session's write lock: this one may read it, not append to it."""
 
 

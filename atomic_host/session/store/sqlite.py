@@ -13,7 +13,9 @@ import contextlib
 import gc
 import json
 import os
+import socket
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from atomic_host.session.listing import ListingState, build_info, finish_listing
 from atomic_host.session.store.base import (
     BaseStore,
     InvalidSessionFile,
+    SessionLocked,
     SessionNotFound,
     ensure_private_dir,
     has_assistant,
@@ -51,6 +54,11 @@ CREATE TABLE IF NOT EXISTS entries (
     entry TEXT NOT NULL,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    session_id TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -67,6 +75,7 @@ class SqliteWriter:
         self.next_seq = next_seq
         self.session_id = ""
         self._header: dict[str, Any] = {}
+        self.leased = False
 
     def _row(self, header: dict[str, Any]) -> dict[str, Any]:
         s = self.state
@@ -85,8 +94,15 @@ class SqliteWriter:
             "next_seq": self.next_seq,
         }
 
+    def lock(self) -> None:
+        """Hold the session's write lease (raises :class:`SessionLocked` if a live process has it)."""
+        if not self.leased:
+            self.store.leases.acquire(self.session_id)
+            self.leased = True
+
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
         self.session_id = header["id"]
+        self.lock()
         state, seq = ListingState(), 0
         rows = []
         for entry in entries:
@@ -110,6 +126,7 @@ class SqliteWriter:
         self._header = header
 
     def append(self, entry: dict[str, Any]) -> None:
+        self.lock()
         before = ListingState(**vars(self.state))
         self.state.apply(entry)
         row = self._row(self._header)
@@ -129,7 +146,9 @@ class SqliteWriter:
         self.next_seq += 1
 
     def close(self) -> None:
-        pass
+        if self.leased:
+            self.leased = False
+            self.store.leases.release(self.session_id)
 
 
 def _loads_rows(texts: list[str]) -> list[Any]:
@@ -151,6 +170,54 @@ def _loads_rows(texts: list[str]) -> list[Any]:
     return [json.loads(text) for text in texts]
 
 
+class _Leases:
+    """Write leases on sessions, the SQLite counterpart of the JSONL files' ``flock``: a row per
+    session naming the process that writes it. A lease whose process is gone (same machine, pid not
+    alive) is taken over, so a killed host never locks its session out. One process may hold a
+    lease for several writers (switching to the open session), counted."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.counts: dict[str, int] = {}
+        self.host = socket.gethostname()
+
+    def acquire(self, session_id: str) -> None:
+        if session_id in self.counts:
+            self.counts[session_id] += 1
+            return
+        me = os.getpid()
+        with self.store.transaction() as db:
+            row = db.execute("SELECT pid, host FROM leases WHERE session_id = ?", (session_id,)).fetchone()
+            if row is not None and (row[0], row[1]) != (me, self.host) and _alive(row[0], row[1], self.host):
+                raise SessionLocked(
+                    f"Session is open for writing in another atomic process: {self.store.location(session_id)} "
+                    f"(pid {row[0]} on {row[1]}). Close it there (or open a fork of it) to continue it here."
+                )
+            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (session_id, me, self.host))
+        self.counts[session_id] = 1
+
+    def release(self, session_id: str) -> None:
+        count = self.counts.get(session_id, 0) - 1
+        if count > 0:
+            self.counts[session_id] = count
+            return
+        self.counts.pop(session_id, None)
+        with contextlib.suppress(sqlite3.Error), self.store.transaction() as db:
+            db.execute("DELETE FROM leases WHERE session_id = ? AND pid = ?", (session_id, os.getpid()))
+
+
+def _alive(pid: int, host: str, this_host: str) -> bool:
+    if host != this_host:
+        return True  # another machine's process: it cannot be checked from here, so it counts
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class SqliteStore(BaseStore):
     """Sessions and entries in one SQLite database (WAL)."""
 
@@ -169,6 +236,7 @@ class SqliteStore(BaseStore):
         self.db.execute(f"PRAGMA synchronous={'FULL' if fsync != 'never' else 'NORMAL'}")
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(_SCHEMA)
+        self.leases = _Leases(self)
 
     @contextlib.contextmanager
     def transaction(self) -> Any:
@@ -219,6 +287,10 @@ class SqliteStore(BaseStore):
         )
         writer = SqliteWriter(self, state, row[7])
         writer.session_id, writer._header = session_id, header
+        try:
+            writer.lock()  # held while the session is open here, so no other process appends
+        except SessionLocked as exc:  # readable here; appends fail with this message until it frees
+            print(f"atomic: {exc}", file=sys.stderr)
         return Session(header, entries, writer=writer, location=self.location(session_id), persisted=True)
 
     def open(self, session_id: str, directory: str | Path | None = None) -> Session:
