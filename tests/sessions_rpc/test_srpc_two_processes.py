@@ -9,6 +9,7 @@ the next successful write continues the same file. A file deleted underneath is 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import resource
@@ -129,3 +130,39 @@ async def test_a_session_file_deleted_underneath_is_written_again(srpc_host: Any
 @pytest.fixture(autouse=True)
 def _no_leftover_limit() -> None:
     assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == resource.RLIM_INFINITY
+
+
+async def test_loading_a_big_session_leaves_the_loop_free(srpc_host: Any, base: Path) -> None:
+    """switch_session reads and parses in a thread: ``abort`` answers while a 40 MB file loads."""
+    import time
+    import uuid
+
+    async with srpc_host() as host:
+        c = host.client
+        await chat(host, "small")
+        store_dir = Path((await state(c))["sessionLocation"]).parent
+        sid = str(uuid.uuid4())
+        big = store_dir / f"2026-01-01T00-00-00-000Z_{sid}.jsonl"
+        header = {"type": "session", "version": 3, "id": sid, "timestamp": "2026-01-01T00:00:00.000Z",
+                  "cwd": str(host.cwd)}  # fmt: skip
+        lines = [json.dumps(header)]
+        parent = None
+        for i in range(25_000):
+            entry_id = f"{i:08x}"
+            role = "user" if i % 2 == 0 else "assistant"
+            message: dict[str, Any] = {"role": role, "timestamp": 1, "content": [{"type": "text", "text": "w " * 800}]}
+            if role == "assistant":
+                message |= {"provider": "faux", "model": "faux-1", "stopReason": "stop", "api": "faux"}
+            lines.append(json.dumps({"type": "message", "id": entry_id, "parentId": parent,
+                                     "timestamp": "2026-01-01T00:00:01.000Z", "message": message}))  # fmt: skip
+            parent = entry_id
+        big.write_text("\n".join(lines) + "\n")
+        t0 = time.monotonic()
+        switch = asyncio.ensure_future(c.request({"type": "switch_session", "sessionId": sid}, timeout=60))
+        await asyncio.sleep(0.02)
+        await c.call("abort")
+        abort_latency = time.monotonic() - t0
+        assert (await switch)["success"] is True
+        switch_time = time.monotonic() - t0
+        assert abort_latency < max(0.25, switch_time / 2), (abort_latency, switch_time)
+        assert (await state(c))["sessionId"] == sid

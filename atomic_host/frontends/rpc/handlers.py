@@ -3,6 +3,7 @@ protocol model) and returns the response ``data`` (or ``NO_DATA``); raising give
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -294,15 +295,17 @@ class Handlers:
         await self._activate(session, "new", fresh=True)
         return {"cancelled": False}
 
-    def _open(self, cmd: Cmd) -> Session:
+    async def _open(self, cmd: Cmd) -> Session:
+        """Find and load the session a switch names, in a thread: a long session file takes tens of
+        milliseconds to read and parse, and the loop keeps answering abort meanwhile."""
         from atomic_host.session.store.base import SessionNotFound
 
         store = self.rt.store
         try:
             if cmd.get("sessionId"):
-                return store.open(cmd["sessionId"], cmd.get("sessionDirectory"))
+                return await asyncio.to_thread(store.open, cmd["sessionId"], cmd.get("sessionDirectory"))
             if cmd.get("sessionPath"):
-                return store.open_path(cmd["sessionPath"])
+                return await asyncio.to_thread(store.open_path, cmd["sessionPath"])
         except SessionNotFound as exc:
             raise CommandFailed(str(exc) or f"Session not found: {cmd.get('sessionId')}") from None
         except (ValueError, OSError) as exc:  # not a session id (path parts, "..", NUL), not a session file
@@ -310,7 +313,7 @@ class Handlers:
         raise CommandFailed("switch_session requires sessionId")
 
     async def on_switch_session(self, cmd: Cmd) -> Any:
-        session = self._open(cmd)
+        session = await self._open(cmd)
         if await self._before("session_before_switch", reason="resume", target_session_file=session.location):
             return {"cancelled": True}
         await self._activate(session, "resume", fresh=False, cwd=cmd.get("cwdOverride"))
@@ -322,7 +325,7 @@ class Handlers:
             raise CommandFailed(f"File not found: {path}")
         if await self._before("session_before_switch", reason="resume", target_session_file=str(path)):
             return {"cancelled": True}
-        session = self.rt.store.import_file(path, cmd.get("cwdOverride"))
+        session = await asyncio.to_thread(self.rt.store.import_file, path, cmd.get("cwdOverride"))
         await self._activate(session, "resume", fresh=False, cwd=cmd.get("cwdOverride"))
         return {"cancelled": False}
 
@@ -333,13 +336,13 @@ class Handlers:
         if target == self.agent.session.id:
             raise CommandFailed(f"Cannot delete the session that is currently open: {target}")
         try:
-            self.rt.store.delete(target)
+            await asyncio.to_thread(self.rt.store.delete, target)
         except ValueError as exc:
             raise CommandFailed(str(exc)) from None
         return NO_DATA
 
     async def on_list_sessions(self, _cmd: Cmd) -> Any:
-        return {"sessions": self.rt.store.list(self.rt.cwd)}
+        return {"sessions": await asyncio.to_thread(self.rt.store.list, self.rt.cwd)}
 
     async def on_fork(self, cmd: Cmd) -> Any:
         entry_id = cmd["entryId"]
