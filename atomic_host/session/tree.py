@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
+from atomic_host.core.jsonfast import RawJSON, dumps
 from atomic_host.kit import secrets
 from atomic_host.kit.messages import message_text
 from atomic_host.session.ids import ms_from_iso, new_entry_id, now_iso
@@ -290,6 +291,35 @@ class Session:
                 children.sort(key=lambda n: ms_from_iso(n["entry"].get("timestamp")) or 0.0)
             stack.extend(children)
         return roots
+
+    def tree_json(self) -> RawJSON:
+        """``dumps(self.tree())``, the same text, built without recursion: the tree of a linear
+        session is as deep as it is long, so the generic encoder falls back to a slow walk over
+        every container (215 ms at 4,000 entries); here only the nodes are walked and each entry
+        is encoded whole by the C encoder (a few ms)."""
+        parts = ["["]
+        stack: list[Any] = ["]"]
+        roots = self.tree()
+        for i in range(len(roots) - 1, -1, -1):
+            stack.append(roots[i])
+            if i:
+                stack.append(",")
+        while stack:
+            item = stack.pop()
+            if type(item) is str:
+                parts.append(item)
+                continue
+            parts.append('{"entry":' + dumps(item["entry"]) + ',"children":[')
+            tail = "]"
+            if "label" in item:
+                tail += ',"label":' + dumps(item["label"]) + ',"labelTimestamp":' + dumps(item["labelTimestamp"])
+            stack.append(tail + "}")
+            children = item["children"]
+            for i in range(len(children) - 1, -1, -1):
+                stack.append(children[i])
+                if i:
+                    stack.append(",")
+        return RawJSON("".join(parts))
 
     @property
     def name(self) -> str | None:

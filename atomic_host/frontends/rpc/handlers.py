@@ -387,7 +387,7 @@ class Handlers:
 
     async def on_get_tree(self, _cmd: Cmd) -> Any:
         session = self.agent.session
-        return {"tree": session.tree(), "leafId": session.leaf_id}
+        return {"tree": session.tree_json(), "leafId": session.leaf_id}
 
     async def on_set_session_name(self, cmd: Cmd) -> Any:
         self.agent.set_session_name(cmd["name"])

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from atomic_host.core.jsonfast import dumps  # re-exported: the protocol writer's encoder
+from atomic_host.core.jsonfast import RawJSON, dumps, dumps_spliced  # dumps: re-exported, the writer's encoder
 from atomic_host.kit import secrets
 
 _EOF = None
@@ -145,7 +145,9 @@ class Output:
             return record, line
         try:
             return json.loads(masked), masked
-        except (ValueError, RecursionError):  # JSON syntax inside a value matched across a string; a deep tree
+        except RecursionError:  # a deep tree: mask_json keeps JSON valid (it matches escaped forms only)
+            return record, masked
+        except ValueError:  # JSON syntax inside a value matched across a string
             clean = secrets.mask_obj(record)
             return clean, self._encode(clean)
 
@@ -180,11 +182,15 @@ class Output:
         record: dict[str, Any] = {"type": "response", "command": command, "success": True}
         if req_id is not None:
             record = {"id": req_id, **record}
+        line = None
         if has_data and data is not None:
             record["data"] = data
+            if type(data) is dict and any(type(v) is RawJSON for v in data.values()):  # get_tree
+                line = self._encode({k: v for k, v in record.items() if k != "data"})[:-1]
+                line += ',"data":' + dumps_spliced(data) + "}"
         elif has_data and data is None and command in _NULL_DATA_COMMANDS:
             record["data"] = None
-        self.send(record)
+        self.send(record, line)
 
     def error(self, command: str | None, req_id: Any, message: str, **extra: Any) -> None:
         record: dict[str, Any] = {

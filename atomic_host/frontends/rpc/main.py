@@ -13,8 +13,11 @@ from atomic_host.core.options import Options
 
 
 def _prewarm() -> None:
-    """Import what later commands need (pydantic models, httpx) off the critical path."""
+    """Import what later commands need (pydantic models, httpx, orjson) off the critical path."""
     try:
+        from atomic_host.core.jsonfast import load_fast_encoder
+
+        load_fast_encoder()
         import httpx  # noqa: F401
 
         import atomic_host.core.protocol.validate  # noqa: F401
