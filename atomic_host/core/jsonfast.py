@@ -11,7 +11,6 @@ never appear raw, so no client line splitter can cut a record in two.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 _fast: Any = None
@@ -27,14 +26,6 @@ def load_fast_encoder() -> bool:
         return False
     _fast = orjson.dumps
     return True
-
-
-_LINE_BREAKS = re.compile(rb"\xe2\x80[\xa8\xa9]|\xc2\x85")  # U+2028, U+2029, U+0085 in UTF-8
-_ESCAPED = {b"\xe2\x80\xa8": b"\\u2028", b"\xe2\x80\xa9": b"\\u2029", b"\xc2\x85": b"\\u0085"}
-
-
-def _escape_break(match: re.Match[bytes]) -> bytes:
-    return _ESCAPED[match.group()]
 
 
 class RawJSON(str):
@@ -59,8 +50,10 @@ def dumps(obj: Any) -> str:
         except TypeError:  # orjson.JSONEncodeError: too deep, a huge int, a non-str key, a surrogate
             pass
         else:
-            if _LINE_BREAKS.search(out) is not None:
-                out = _LINE_BREAKS.sub(_escape_break, out)
+            # two substring scans (fast C searches; a regex alternation took 10 ms on 2.4 MB)
+            if b"\xe2\x80" in out or b"\xc2\x85" in out:
+                out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+                out = out.replace(b"\xc2\x85", b"\\u0085")
             return out.decode()
     try:
         return _encode(obj)
