@@ -83,6 +83,9 @@ class AgentSession:
         self.drive_task: asyncio.Task[None] | None = None
         self.retry_attempt = 0
         self.retry_wait: asyncio.Task[None] | None = None
+        self.fallback_from: tuple[dict[str, Any], str] | None = None  # the user's model and level while a fallback runs
+        self.fallback_index = -1  # last entry of settings fallbackModels tried in this prompt
+        self.model_fallback_message: str | None = None  # the saved default model is gone: prompts are refused
         self.deferred_bash: list[dict[str, Any]] = []
         self.in_provider_stream = False
         self.cancelled_for_abort = False
@@ -162,7 +165,12 @@ class AgentSession:
             dp, dm = settings.str("defaultProvider"), settings.str("defaultModel")
             if dp and dm:
                 self.model = registry.find(dp, dm)
-            if self.model is None:
+                if self.model is None:  # never silently swap the user's chosen model for another
+                    self.model_fallback_message = (
+                        f"Your default model {dp}/{dm} (settings defaultProvider/defaultModel) is not available. "
+                        "Choose a model with set_model (or --model), or fix models.json."
+                    )
+            elif self.model is None:
                 self.model = self._preferred_model()
         if fresh or level:
             self.thinking_level = level or settings.str("defaultThinkingLevel") or "medium"
@@ -228,6 +236,9 @@ class AgentSession:
         if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
             self.emit({"type": "auto_retry_end", "success": True, "attempt": self.retry_attempt})
             self.retry_attempt = 0
+        if self.fallback_index >= 0 and message.get("stopReason") not in ("error", "aborted"):
+            self.emit({"type": "model_fallback_end", "success": True, "model": _model_ref(self.model)})
+            self.fallback_index = -1  # this fallback answered: the next failure starts the list again
 
     # --- provider context ---
 
@@ -302,6 +313,8 @@ class AgentSession:
         return self.drive_task is not None and not self.drive_task.done()
 
     def require_model(self) -> dict[str, Any]:
+        if self.model is None and self.model_fallback_message:
+            raise CommandFailed(self.model_fallback_message)
         if self.model is None:
             raise CommandFailed("No model selected. Use set_model, --model or configure an API key.")
         provider = self.model["provider"]
@@ -346,6 +359,7 @@ class AgentSession:
             self._enqueue(behavior, text, images)
             return "queued"
         self.flush_deferred_bash()
+        self.restore_user_model()
         self.require_model()
         await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
         extra: list[dict[str, Any]] = []
@@ -537,6 +551,8 @@ class AgentSession:
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
                     continue
+                if last is not None and last.get("stopReason") == "error" and self._maybe_fallback(last):
+                    continue
                 if self.abort_signal.is_set():  # abort during the retry delay: the queue stays held
                     break
                 await asyncio.sleep(0)  # between runs too: a run that never suspended must not starve the reader
@@ -621,6 +637,75 @@ class AgentSession:
             )
             self.retry_attempt = 0
         return False
+
+    def _maybe_fallback(self, failed: dict[str, Any]) -> bool:
+        """Hand the turn to the next ``fallbackModels`` entry (``provider/model[:level]``) after a
+        failure the same model cannot fix: auth, bad request, missing model, or rate limit,
+        unavailability or network errors once retries are spent (semantics §6.4). The failed
+        reply leaves the context (it stays in the file); the user's model comes back before the
+        next prompt."""
+        from atomic_host.kit.llm.errors import classify
+
+        entries = self.rt.settings.get("fallbackModels") or []
+        if not isinstance(entries, list) or classify(failed) not in _FALLBACK_CAUSES:
+            return self._end_fallback(failed)
+        for index in range(self.fallback_index + 1, len(entries)):
+            target = self._resolve_fallback(entries[index])
+            if target is None or (self.model is not None and _model_ref(target[0]) == _model_ref(self.model)):
+                continue
+            model, level = target
+            self.emit(
+                {
+                    "type": "model_fallback_start",
+                    "fromModel": _model_ref(self.model),
+                    "toModel": _model_ref(model),
+                    "attempt": index + 1,
+                    "maxAttempts": len(entries),
+                    "errorMessage": failed.get("errorMessage", ""),
+                }
+            )
+            if self.fallback_from is None and self.model is not None:
+                self.fallback_from = (self.model, self.thinking_level)
+            previous, self.model, self.fallback_index = self.model, model, index
+            if level is not None:
+                self.thinking_level = level
+            self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "fallback"})
+            if failed in self.messages:
+                self.messages.remove(failed)
+            return True
+        return self._end_fallback(failed)
+
+    def _end_fallback(self, failed: dict[str, Any]) -> bool:
+        if self.fallback_index >= 0:
+            end = {"type": "model_fallback_end", "success": False, "model": _model_ref(self.model)}
+            self.emit({**end, "finalError": failed.get("errorMessage", "")})
+            self.fallback_index = -1
+        return False
+
+    def _resolve_fallback(self, entry: Any) -> tuple[dict[str, Any], str | None] | None:
+        """``provider/model[:level]`` → an available model with credentials (and its level), else None."""
+        from atomic_host.core.models.thinking import clamp
+
+        if not isinstance(entry, str) or "/" not in entry:
+            return None
+        ref, _, level = entry.partition(":")
+        provider, _, model_id = ref.partition("/")
+        model = next(
+            (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
+        )
+        if model is None or not self.rt.models.auth_status(provider).get("configured"):
+            print(f"atomic: fallback model {entry} is not available; skipped", file=sys.stderr)
+            return None
+        return model, (clamp(model, level) if level else None)
+
+    def restore_user_model(self) -> None:
+        """Before a new prompt: the model the user chose takes back over from a fallback."""
+        if self.fallback_from is None:
+            return
+        (model, level), self.fallback_from = self.fallback_from, None
+        self.fallback_index = -1
+        previous, self.model, self.thinking_level = self.model, model, level
+        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "restore"})
 
     def abort_retry(self) -> None:
         if self.retry_wait is not None:
@@ -750,6 +835,7 @@ class AgentSession:
             raise CommandFailed(f"Model not found: {provider}/{model_id}")
         previous = self.model
         self.model = model
+        self.model_fallback_message = None
         self.session.append("model_change", provider=provider, modelId=model_id)
         level = clamp(model, self.thinking_level)
         if level != self.thinking_level:
@@ -900,3 +986,11 @@ def _replace_images(message: dict[str, Any], text: str) -> dict[str, Any]:
         return message
     blocks = [{"type": "text", "text": text} if b.get("type") == "image" else b for b in content]
     return {**message, "content": blocks}
+
+
+_FALLBACK_CAUSES = frozenset({"auth", "bad_request", "rate_limit", "unavailable", "network"})
+"""Failures another model may get past (kit.llm.errors.classify); never aborts, overflow or policy stops."""
+
+
+def _model_ref(model: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if model is None else {"provider": model.get("provider"), "id": model.get("id")}

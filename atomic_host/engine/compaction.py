@@ -279,6 +279,7 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
         raise _TooSmall()
 
     extra: dict[str, Any] = {}
+    extra_details: dict[str, Any] = {}  # plannerModel, when a fallback model planned it
     rung = "planned"
     supplied = await _hook(agent, reason, prep, params)
     if supplied is not None:
@@ -287,12 +288,21 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
     else:
         rec = None
         if prep.compactable:
-            try:
-                planned = await plan(prep, params.compression_ratio, params.query, window, _requester(agent, reason))
-                rec = reconstruct(prep.lines, planned.ranges, prep.protected)
-            except PlanFailed as exc:
-                if reason != "overflow":
-                    raise _Failed(str(exc)) from None
+            failure: PlanFailed | None = None
+            for model, level, borrowed in _planner_models(agent):  # the session's, then fallbackModels
+                try:
+                    requester = _requester(agent, reason, model, level)
+                    planned = await plan(prep, params.compression_ratio, params.query, window, requester)
+                    rec = reconstruct(prep.lines, planned.ranges, prep.protected)
+                except PlanFailed as exc:
+                    failure = failure or exc  # the session model's failure is the one to report
+                    continue
+                if borrowed:
+                    planner = {"provider": model["provider"], "id": model["id"]}
+                    extra_details["plannerModel"] = planner | ({"thinkingLevel": level} if level else {})
+                break
+            if rec is None and failure is not None and reason != "overflow":
+                raise _Failed(str(failure))
         if rec is None:
             rec, rung = fresh(prep), "fresh"
         text, range_count, deleted = rec.text, rec.range_count, rec.lines_deleted
@@ -308,6 +318,7 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
         "rung": rung,
         "parameters": params.to_wire(),
         "stats": result_stats,
+        **extra_details,
     }
     backup = _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
@@ -329,6 +340,7 @@ async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | No
         "parameters": params.to_wire(),
         "rung": rung,
         "stats": result_stats,
+        **extra_details,
     }
     if backup:
         result["backupPath"] = backup
@@ -368,19 +380,31 @@ async def _hook(agent: AgentSession, reason: str, prep: Any, params: Any) -> str
     return None
 
 
-def _requester(agent: AgentSession, reason: str) -> Any:
-    """One planning request with the session's retry settings and summarization_retry events."""
+def _planner_models(agent: AgentSession) -> list[tuple[dict[str, Any], str | None, bool]]:
+    """``(model, thinking level or None, borrowed)``: the session's model, then each usable
+    ``fallbackModels`` entry once (semantics §4.5; the session's model is never changed)."""
+    assert agent.model is not None
+    models = [(agent.model, None, False)]
+    entries = agent.rt.settings.get("fallbackModels") or []
+    for entry in entries if isinstance(entries, list) else []:
+        target = agent._resolve_fallback(entry)
+        if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
+                                      for m, _l, _b in models):  # fmt: skip
+            models.append((target[0], target[1], True))
+    return models
+
+
+def _requester(agent: AgentSession, reason: str, model: dict[str, Any], level: str | None = None) -> Any:
+    """One planning request to ``model`` with the session's retry settings and summarization_retry events."""
     from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
-    model = agent.model
-    assert model is not None
     settings = agent.rt.settings
 
     async def request(context: dict[str, Any]) -> dict[str, Any]:
         attempt = 0
         try:
             while True:
-                final = await _stream_once(agent, model, context)
+                final = await _stream_once(agent, model, context, level)
                 retryable = (
                     final.get("stopReason") == "error"
                     and is_retryable_error(final)
@@ -408,11 +432,19 @@ def _requester(agent: AgentSession, reason: str) -> Any:
     return request
 
 
-async def _stream_once(agent: AgentSession, model: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+async def _stream_once(
+    agent: AgentSession, model: dict[str, Any], context: dict[str, Any], level: str | None = None
+) -> dict[str, Any]:
     stream_fn = agent.rt.models.stream_fn(model["api"])
     if stream_fn is None:
         raise _Failed(f"No API implementation registered for {model['api']}")
     options = agent.stream_options()
+    if model is not agent.model:  # a borrowed planner: its own credentials, headers and reasoning
+        models = agent.rt.models
+        options.api_key = models.resolve_api_key(model["provider"])
+        options.headers = models.request_headers(model)
+        chosen = level or agent.thinking_level
+        options.reasoning = None if chosen == "off" or not model.get("reasoning") else chosen
     options.max_tokens = None
     options.cache_retention = "none"
     options.session_id = str(uuid.uuid4())

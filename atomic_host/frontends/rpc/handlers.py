@@ -126,6 +126,12 @@ class Handlers:
             data["sessionLocation"] = a.session.location
         if a.session.name:
             data["sessionName"] = a.session.name
+        if a.model_fallback_message:
+            data["modelFallbackMessage"] = a.model_fallback_message
+            data["modelFallbackReason"] = "default_model_unavailable"
+        if a.fallback_from is not None:  # a fallback model answers until the next prompt
+            data["fallbackActive"] = True
+            data["userModel"] = {"provider": a.fallback_from[0].get("provider"), "id": a.fallback_from[0].get("id")}
         return data
 
     async def on_get_messages(self, _cmd: Cmd) -> Any:
