@@ -32,6 +32,107 @@ def loads_deep(line: str) -> Any:
         sys.setrecursionlimit(limit)
 
 
+class EventLog:
+    """The records a client keeps: append-only, indexed by arrival number, holding at most the
+    newest ``limit`` (a long session's millions of deltas must not grow memory without bound).
+
+    ``len()`` counts every record ever received, so ``start = len(log)`` ... ``log[start:]`` keeps
+    working as a cursor however many were dropped; indexing a dropped record raises IndexError,
+    and a slice gives the retained part of its range.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self._items: list[Any] = []
+        self._dropped = 0  # records discarded from the front
+
+    def append(self, item: Any) -> None:
+        self._items.append(item)
+        if self.limit is not None and len(self._items) > self.limit + self.limit // 4:
+            cut = len(self._items) - self.limit  # drop in batches: amortised O(1) per append
+            del self._items[:cut]
+            self._dropped += cut
+
+    def __len__(self) -> int:
+        return self._dropped + len(self._items)
+
+    def clear(self) -> None:
+        """Drop every retained record (the count, and so every cursor, stays)."""
+        self._dropped += len(self._items)
+        self._items.clear()
+
+    def __delitem__(self, key: slice) -> None:
+        if key != slice(None):
+            raise TypeError("only `del log[:]` (clear) is supported")
+        self.clear()
+
+    def index(self, item: Any) -> int:
+        """The arrival number of a retained record (identity or equality, like list.index)."""
+        return self._dropped + self._items.index(item)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def __getitem__(self, key: int | slice) -> Any:
+        total = len(self)
+        if isinstance(key, slice):
+            start, stop, step = key.indices(total)
+            start, stop = max(start - self._dropped, 0), max(stop - self._dropped, 0)
+            return self._items[start:stop:step]
+        index = key + total if key < 0 else key
+        if not self._dropped <= index < total:
+            raise IndexError(f"record {key} is not retained (dropped {self._dropped} of {total})")
+        return self._items[index - self._dropped]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self._items) == other if isinstance(other, list) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"EventLog({len(self)} records, {len(self._items)} retained)"
+
+
+class RunResult(list):  # type: ignore[type-arg]
+    """The events of one prompt (a list, as before) and what they add up to."""
+
+    @property
+    def final_message(self) -> dict[str, Any] | None:
+        """The last assistant message of the run (``message_end``), if any."""
+        for event in reversed(self):
+            message = event.get("message") if event.get("type") == "message_end" else None
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                return message
+        return None
+
+    @property
+    def error(self) -> str | None:
+        """The error the run ended with (provider error, abort), else None."""
+        message = self.final_message
+        if message is None or message.get("stopReason") not in ("error", "aborted"):
+            return None
+        return str(message.get("errorMessage") or message.get("stopReason"))
+
+    @property
+    def ok(self) -> bool:
+        return self.final_message is not None and self.error is None
+
+    @property
+    def text(self) -> str:
+        """The final assistant message's text."""
+        message = self.final_message or {}
+        return "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
+
+
+class RunFailed(Exception):
+    """``prompt_and_wait(..., check=True)`` for a run that ended in error."""
+
+    def __init__(self, result: RunResult) -> None:
+        super().__init__(result.error or "the run produced no reply")
+        self.result = result
+
+
 class RpcError(Exception):
     """A ``success:false`` response."""
 
@@ -51,6 +152,7 @@ class RpcClient:
         cwd: str | None = None,
         env: dict[str, str] | None = None,
         stderr: int | None = None,
+        max_records: int | None = 200_000,
     ) -> None:
         self.command = command or [sys.executable, "-m", "atomic_host", "--mode", "rpc"]
         self.args = args or []
@@ -58,10 +160,13 @@ class RpcClient:
         self.env = env
         self.stderr = stderr
         self.proc: asyncio.subprocess.Process | None = None
-        self.events: list[dict[str, Any]] = []
-        self.responses: list[dict[str, Any]] = []
-        self.lines: list[str] = []
-        """Every stdout line, verbatim (tests check that nothing but JSON is printed)."""
+        self.events: EventLog = EventLog(max_records)
+        self.responses: EventLog = EventLog(max_records)
+        self.lines: EventLog = EventLog(max_records)
+        """Every stdout line, verbatim (tests check that nothing but JSON is printed); the newest
+        ``max_records`` of each kind are kept (None: all)."""
+        self.exit_code: int | None = None
+        """The host's exit status once it has exited (after ``close()`` / ``async with``)."""
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
@@ -103,7 +208,8 @@ class RpcClient:
             await self.proc.wait()
         if self._reader:
             await asyncio.wait({self._reader}, timeout=2)
-        return self.proc.returncode
+        self.exit_code = self.proc.returncode
+        return self.exit_code
 
     async def _read(self) -> None:
         assert self.proc and self.proc.stdout
@@ -211,13 +317,40 @@ class RpcClient:
         """Wait for ``agent_settled`` (nothing automatic left: retries, queue) after event index ``after``."""
         return await self.wait_for_event("agent_settled", after=after, timeout=timeout)
 
-    async def prompt_and_wait(self, message: str, timeout: float = 60, **fields: Any) -> list[dict[str, Any]]:
-        """Prompt, wait until settled, return the events of that run."""
+    async def prompt_and_wait(
+        self, message: str, timeout: float = 60, *, check: bool = False, **fields: Any
+    ) -> RunResult:
+        """Prompt, wait until settled, return the events of that run as a :class:`RunResult`
+        (``.ok``, ``.error``, ``.text``); with ``check=True`` a run that ended in error raises
+        :class:`RunFailed`."""
         start = len(self.events)
         data = await self.prompt(message, **fields)
         if data and data.get("disposition") == "started":
             await self.wait_for_idle(after=start, timeout=timeout)
-        return self.events[start:]
+        result = RunResult(self.events[start:])
+        if check and data and data.get("disposition") == "started" and not result.ok:
+            raise RunFailed(result)
+        return result
+
+    async def stream(self, message: str, timeout: float = 300, **fields: Any) -> Any:
+        """``async for event in client.stream("…")``: the run's events as they arrive, ending
+        with ``agent_settled`` (like ``claude-agent-sdk``'s ``query()``). A prompt that does not
+        start a run (a handled command, a queued message) yields nothing."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        unsubscribe = self.on_event(queue.put_nowait)
+        try:
+            data = await self.prompt(message, **fields)
+            if not (data and data.get("disposition") == "started"):
+                return
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            while True:
+                event = await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time()))
+                yield event
+                if event.get("type") == "agent_settled":
+                    return
+        finally:
+            unsubscribe()
 
     # --- commands (TypeScript RpcClient names in snake_case) ---
 
