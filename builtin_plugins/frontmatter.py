@@ -1,8 +1,11 @@
-"""Markdown frontmatter for prompt templates and skills: a tiny YAML subset, no dependency.
+"""Markdown frontmatter for prompt templates and skills.
 
-Supported: ``key: value`` lines, single/double-quoted strings, ``true``/``false`` (also
+Parsed with a YAML parser (PyYAML's safe loader), so lists and nested maps keep their structure;
+dates and other non-JSON scalars become strings. A header that is not valid YAML (hand-written
+files often have an unquoted ``: `` in a description) or not a mapping falls back to the lenient
+subset parser below: ``key: value`` lines, single/double-quoted strings, ``true``/``false`` (also
 ``yes``/``no``), ``#`` comment lines, indented continuation lines (folded with a space) and
-``|`` / ``>`` block scalars. Anything fancier (lists, nested maps) is kept as raw text.
+``|`` / ``>`` block scalars; anything fancier is kept as raw text there.
 """
 
 from __future__ import annotations
@@ -25,7 +28,59 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     header = text[4 : 4 + end.start()]
     body = text[4 + end.end() :]
-    return parse_yaml_subset(header), body.removeprefix("\n")
+    return parse_frontmatter(header), body.removeprefix("\n")
+
+
+def parse_frontmatter(header: str) -> dict[str, Any]:
+    """The header as YAML when it is a valid YAML mapping, else by the lenient subset."""
+    if not header.strip():
+        return {}
+    try:
+        data = _load_yaml(header)
+    except Exception:  # not YAML (or PyYAML missing): the lenient parser reads what it can
+        return parse_yaml_subset(header)
+    if not isinstance(data, dict):
+        return parse_yaml_subset(header)
+    return {str(k): _jsonable(v) for k, v in data.items()}
+
+
+_loader: Any = None
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` with every mapping key read as its text (YAML 1.1 would make a key
+    ``off`` the boolean False and ``1`` an integer); PyYAML is imported on first use."""
+    global _loader
+    if _loader is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class TextKeyLoader(base):  # type: ignore[misc, valid-type]
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                for key_node, _value in node.value:
+                    if isinstance(key_node, yaml.ScalarNode):
+                        key_node.tag = "tag:yaml.org,2002:str"
+                return super().construct_mapping(node, deep)
+
+        _loader = TextKeyLoader
+    import yaml
+
+    return yaml.load(text, Loader=_loader)  # a safe loader: no arbitrary objects
+
+
+def _jsonable(value: Any) -> Any:
+    """YAML values as JSON values: dates, times and other scalars as text; block scalars without
+    their final newline (as the subset parser reads them)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str):
+        return value.rstrip("\n")
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def strip_frontmatter(text: str) -> str:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from cookiecutter.exceptions import CookiecutterException, FailedHookException
 from cookiecutter.main import cookiecutter
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "plugin_template"
@@ -77,6 +79,46 @@ def test_template_renders_installs_and_passes_its_tests(tmp_path: Path) -> None:
 
     result = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=out)
     assert "3 passed" in result.stdout, result.stdout
+
+
+def test_the_rendered_project_is_mit_like_the_host_and_keeps_derived_names_private(tmp_path: Path) -> None:
+    context = json.loads((TEMPLATE / "cookiecutter.json").read_text())
+    asked = set(context["__prompts__"])
+    assert asked == {k for k in context if not k.startswith("_")} == {"plugin_name", "description", "author",
+                                                                       "host_source"}  # fmt: skip
+    answers = {"plugin_name": "Word_Count ", "description": "d", "author": "Ada"}
+    out = Path(cookiecutter(str(TEMPLATE), no_input=True, output_dir=str(tmp_path), extra_context=answers))
+    assert out.name == "word-count"
+    license_text = (out / "LICENSE").read_text()
+    assert license_text.startswith("MIT License") and "Ada" in license_text
+    assert 'license = { text = "MIT" }' in (out / "pyproject.toml").read_text()
+    assert (TEMPLATE.parent / "LICENSE").read_text().startswith("MIT License")
+    readme = (out / "README.md").read_text()
+    assert "pip install 'atomic-host'" in readme and "git+https" in readme
+
+
+@pytest.mark.parametrize("name", ["", "123 go", "bad!name", "-dash", "ünïcode"])
+def test_names_that_cannot_be_a_package_are_refused_before_anything_is_written(tmp_path: Path, name: str) -> None:
+    # the pre-generation hook refuses them; an empty name already fails cookiecutter's own check
+    with pytest.raises(CookiecutterException if name == "" else FailedHookException):
+        cookiecutter(str(TEMPLATE), no_input=True, output_dir=str(tmp_path),
+                     extra_context={"plugin_name": name, "description": "d", "author": "a"})  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_the_rendered_readme_development_steps_work_as_written(tmp_path: Path) -> None:
+    """The generated README's shell block, run line by line in a clean venv, with atomic-host
+    installed from this checkout (as a user does before it is on a package index)."""
+    repo = TEMPLATE.parent
+    out = Path(cookiecutter(str(TEMPLATE), no_input=True, output_dir=str(tmp_path),
+                            extra_context={"plugin_name": "word count", "description": "d", "author": "a",
+                                           "host_source": str(repo)}))  # fmt: skip
+    block = (out / "README.md").read_text().split("## Development", 1)[1].split("```bash\n", 1)[1].split("```")[0]
+    script = "set -e\n" + block
+    proc = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "3 passed" in proc.stdout
 
 
 def test_plugin_is_not_visible_outside_its_venv(tmp_path: Path) -> None:

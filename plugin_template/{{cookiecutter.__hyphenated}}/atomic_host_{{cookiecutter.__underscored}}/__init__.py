@@ -21,16 +21,16 @@ async def echo(params: EchoParams, ctx: ToolContext) -> ToolResult:
 
 
 async def command(args: str, api: Any) -> None:
-    """``/{{ cookiecutter.hyphenated }} ARGS``: record ARGS in the session and tell the user."""
-    api.append_entry("{{ cookiecutter.underscored }}", {"args": args})
-    api.ui.notify(f"{{ cookiecutter.hyphenated }}: {args}")
+    """``/{{ cookiecutter.__hyphenated }} ARGS``: record ARGS in the session and tell the user."""
+    api.append_entry("{{ cookiecutter.__underscored }}", {"args": args})
+    api.ui.notify(f"{{ cookiecutter.__hyphenated }}: {args}")
 
 
 @hookimpl
 def register_tools(register):
     register(
         Tool(
-            name="{{ cookiecutter.underscored }}_echo",
+            name="{{ cookiecutter.__underscored }}_echo",
             description="Echo the given text back, optionally repeated.",
             params=EchoParams,
             handler=echo,
@@ -42,7 +42,7 @@ def register_tools(register):
 def register_commands(register):
     register(
         SlashCommand(
-            name="{{ cookiecutter.hyphenated }}",
+            name="{{ cookiecutter.__hyphenated }}",
             handler=command,
             description="{{ cookiecutter.description }}",
         )

@@ -2,7 +2,7 @@
 
 pytest_plugins = ["atomic_host.testing"]
 
-TOOL = "{{ cookiecutter.underscored }}_echo"
+TOOL = "{{ cookiecutter.__underscored }}_echo"
 
 
 async def test_tool_called_by_the_model(host_factory):
@@ -29,10 +29,10 @@ async def test_invalid_arguments_become_an_error_result(host_factory):
 async def test_slash_command(host_factory):
     async with host_factory() as host:
         start = len(host.client.events)
-        data = await host.client.prompt("/{{ cookiecutter.hyphenated }} some args")
+        data = await host.client.prompt("/{{ cookiecutter.__hyphenated }} some args")
         assert data["disposition"] == "handled"
         event = await host.client.wait_for_event("entry_appended", after=start)
-        assert event["entry"]["customType"] == "{{ cookiecutter.underscored }}"
+        assert event["entry"]["customType"] == "{{ cookiecutter.__underscored }}"
         assert event["entry"]["data"] == {"args": "some args"}
         commands = {c["name"] for c in await host.client.get_commands()}
-        assert "{{ cookiecutter.hyphenated }}" in commands
+        assert "{{ cookiecutter.__hyphenated }}" in commands
