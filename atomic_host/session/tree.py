@@ -6,6 +6,8 @@ this class decides *when* to write (§2.3 lazy write) and unpublishes an entry w
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
@@ -266,6 +268,10 @@ class Session:
 
     def tree(self) -> list[dict[str, Any]]:
         """Nodes ``{entry, children, label?, labelTimestamp?}``; roots: null/self parent and orphans."""
+        with _gc_paused():  # one node dict and list per entry, no cycles: collections would only rescan
+            return self._tree()
+
+    def _tree(self) -> list[dict[str, Any]]:
         nodes: dict[str, dict[str, Any]] = {}
         ordered: list[tuple[dict[str, Any], dict[str, Any]]] = []
         for entry in self.entries:
@@ -297,9 +303,13 @@ class Session:
         session is as deep as it is long, so the generic encoder falls back to a slow walk over
         every container (215 ms at 4,000 entries); here only the nodes are walked and each entry
         is encoded whole by the C encoder (a few ms)."""
+        with _gc_paused():
+            return RawJSON(self._tree_json())
+
+    def _tree_json(self) -> str:
         parts = ["["]
         stack: list[Any] = ["]"]
-        roots = self.tree()
+        roots = self._tree()
         for i in range(len(roots) - 1, -1, -1):
             stack.append(roots[i])
             if i:
@@ -319,7 +329,7 @@ class Session:
                 stack.append(children[i])
                 if i:
                     stack.append(",")
-        return RawJSON("".join(parts))
+        return "".join(parts)
 
     @property
     def name(self) -> str | None:
@@ -424,3 +434,16 @@ def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
         if _role(entry) in ("user", "assistant"):
             return entry.get("id")
     return None
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while building many acyclic objects: at 40,000 entries the
+    collections it triggers cost more than the work (get_tree 0.67 s instead of 0.07 s)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
