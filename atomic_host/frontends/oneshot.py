@@ -174,7 +174,7 @@ class JsonReporter:
         self.session_id: str | None = None
 
     def emit(self, obj: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
         sys.stdout.flush()
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -200,6 +200,8 @@ class JsonReporter:
                     "tools": [t.name for t in agent.rt.tools.for_model()],
                 }
             )
+
+    def close(self) -> None: ...
 
     def notify(self, message: str, level: str = "info") -> None:
         if self.stream:

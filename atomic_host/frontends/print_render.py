@@ -40,7 +40,7 @@ def result_text(payload: dict[str, Any] | None) -> str:
 
 def compact_result(text: str) -> list[str]:
     """The first :data:`RESULT_LINES` lines of a tool's output and how many more there were."""
-    lines = text.rstrip("\n").splitlines()
+    lines = [line for line in text.rstrip("\n").splitlines() if line.strip()]
     if not lines:
         return ["(no output)"]
     shown = lines[:RESULT_LINES]
@@ -180,6 +180,7 @@ class LiveRenderer(Renderer):
 
     def __init__(self, hide_thinking: bool = False) -> None:
         from rich.console import Console
+        from rich.markdown import Markdown  # noqa: F401  (imported now: ~0.2 s at the first delta otherwise)
 
         super().__init__(hide_thinking)
         self.console = Console()
@@ -192,6 +193,7 @@ class LiveRenderer(Renderer):
         self.tools: dict[str, tuple[str, str]] = {}
         """Running tools: call id → (name, output so far)."""
         self.label: str | None = None
+        self.spinners: dict[str, Any] = {}
         self.timer: asyncio.TimerHandle | None = None
         self.last_frame = 0.0
 
@@ -224,7 +226,6 @@ class LiveRenderer(Renderer):
         """Print the block's settled lines for good and redraw the rest, the spinner and tool tails."""
         from rich.console import Group
         from rich.segment import Segments
-        from rich.spinner import Spinner
         from rich.text import Text
 
         parts: list[Any] = []
@@ -236,12 +237,12 @@ class LiveRenderer(Renderer):
                 self.committed = settled
             if not final:
                 parts.append(Segments([s for line in lines[self.committed :] for s in line]))
-        for name, output in self.tools.values():
-            parts.append(Spinner("dots", text=Text(f"Running {name}…", style="cyan")))
+        for call_id, (name, output) in self.tools.items():
+            parts.append(self._spinner(call_id, f"Running {name}…"))
             for line in output.rstrip("\n").splitlines()[-TAIL_LINES:]:
                 parts.append(Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis"))
         if self.label is not None and self.kind is None and not self.tools:
-            parts.append(Spinner("dots", text=Text(self.label, style="cyan")))
+            parts.append(self._spinner("", self.label))
         if not parts:
             self._stop_live()
             return
@@ -251,6 +252,17 @@ class LiveRenderer(Renderer):
             self.live = Live(console=self.console, auto_refresh=False, transient=True, redirect_stderr=True)
             self.live.start()
         self.live.update(Group(*parts), refresh=True)
+
+    def _spinner(self, key: str, label: str) -> Any:
+        """One spinner per label and tool call, kept between frames so it turns."""
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        spinner = self.spinners.get(key)
+        if spinner is None:
+            spinner = self.spinners[key] = Spinner("dots", style="cyan")
+        spinner.update(text=Text(label, style="cyan"))
+        return spinner
 
     def _stop_live(self) -> None:
         if self.live is not None:
@@ -314,6 +326,7 @@ class LiveRenderer(Renderer):
         from rich.text import Text
 
         self.tools.pop(call_id, None)
+        self.spinners.pop(call_id, None)
         lines = compact_result(text)
         body = "\n".join(("  ⎿ " if i == 0 else "    ") + line for i, line in enumerate(lines))
         self._print(Text(body, style="red" if is_error else "dim"))
