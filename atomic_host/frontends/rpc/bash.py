@@ -22,7 +22,9 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
     agent = rt.require_session()  # ownership: the session active when the request started
     req_id = cmd.get("id")
     command: str = cmd["command"]
-    for _plugin, result in await rt.plugins.acall_each("user_bash", event=UserBashEvent(command), api=rt.api):
+    for _plugin, result in await rt.plugins.acall_each(
+        "user_bash", event=UserBashEvent(command), api=rt.api
+    ):
         if isinstance(result, dict) and "output" in result:
             return result
     signal = asyncio.Event()
