@@ -229,12 +229,12 @@ class LiveRenderer(Renderer):
         from rich.text import Text
 
         parts: list[Any] = []
+        settled_lines: list[Any] = []
         if self.kind is not None:
             lines = self._block_lines()
             settled = len(lines) if final else max(0, len(lines) - LIVE_WINDOW)
             if settled > self.committed:
-                self.console.print(Segments([s for line in lines[self.committed : settled] for s in line]), end="")
-                self.committed = settled
+                settled_lines, self.committed = lines[self.committed : settled], settled
             if not final:
                 parts.append(Segments([s for line in lines[self.committed :] for s in line]))
         for call_id, (name, output) in self.tools.items():
@@ -243,15 +243,22 @@ class LiveRenderer(Renderer):
                 parts.append(Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis"))
         if self.label is not None and self.kind is None and not self.tools:
             parts.append(self._spinner("", self.label))
+        if self.live is not None:
+            # One redraw per frame: printing above the region redraws it, so it gets its new content first.
+            self.live.update(Group(*parts), refresh=False)
+        if settled_lines:
+            self.console.print(Segments([s for line in settled_lines for s in line]), end="")
         if not parts:
             self._stop_live()
-            return
-        if self.live is None:
+        elif self.live is None:
             from rich.live import Live
 
-            self.live = Live(console=self.console, auto_refresh=False, transient=True, redirect_stderr=True)
-            self.live.start()
-        self.live.update(Group(*parts), refresh=True)
+            self.live = Live(
+                Group(*parts), console=self.console, auto_refresh=False, transient=True, redirect_stderr=True
+            )
+            self.live.start(refresh=True)
+        elif not settled_lines:
+            self.live.refresh()
 
     def _spinner(self, key: str, label: str) -> Any:
         """One spinner per label and tool call, kept between frames so it turns."""
@@ -266,7 +273,7 @@ class LiveRenderer(Renderer):
 
     def _stop_live(self) -> None:
         if self.live is not None:
-            self.live.update("", refresh=True)
+            self.live.update("", refresh=False)
             self.live.stop()
             self.live = None
 
