@@ -11,6 +11,8 @@ above are printed for good, so a long answer scrolls like ordinary output.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
 import threading
 import time
 from typing import Any, TextIO
@@ -47,6 +49,20 @@ def compact_result(text: str) -> list[str]:
     if len(lines) > RESULT_LINES:
         shown.append(f"… +{len(lines) - RESULT_LINES} lines")
     return shown
+
+
+def _rstrip(line: list[Any]) -> list[Any]:
+    """A rendered line without its trailing blanks: a line that fills the width leaves the cursor
+    in the last column, where anything the terminal echoes (``^C``) wraps and breaks the redraw."""
+    from rich.segment import Segment
+
+    line = list(line)
+    while line and not line[-1].control and not line[-1].text.rstrip():
+        line.pop()
+    if line and not line[-1].control:
+        last = line[-1]
+        line[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return line
 
 
 class Renderer:
@@ -196,6 +212,7 @@ class LiveRenderer(Renderer):
         self.spinners: dict[str, Any] = {}
         self.timer: asyncio.TimerHandle | None = None
         self.last_frame = 0.0
+        self.saved_tty = _echo_off()
 
     # --- the live region ---
 
@@ -217,8 +234,8 @@ class LiveRenderer(Renderer):
         from rich.text import Text
 
         renderable = Markdown(self.block) if self.kind == "text" else Text(self.block, style="dim italic")
-        lines = self.console.render_lines(renderable, self.console.options, pad=False, new_lines=False)
-        while lines and not "".join(seg.text for seg in lines[-1]).strip():
+        lines = [_rstrip(line) for line in self.console.render_lines(renderable, self.console.options, pad=False)]
+        while lines and not lines[-1]:
             lines.pop()
         return [[*line, Segment.line()] for line in lines]
 
@@ -361,3 +378,33 @@ class LiveRenderer(Renderer):
         self.tools.clear()
         self.label = None
         self._stop_live()
+        if self.saved_tty is not None:
+            _restore_tty(self.saved_tty)
+            self.saved_tty = None
+
+
+def _echo_off() -> Any:
+    """Stop a terminal on stdin echoing keys (a typed Enter or ``^C`` would break the live region);
+    returns what to restore, or None."""
+    try:
+        import termios
+
+        if not os.isatty(0):
+            return None
+        saved = termios.tcgetattr(0)
+        quiet = termios.tcgetattr(0)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(0, termios.TCSANOW, quiet)
+    except Exception:  # no termios, or not a real terminal
+        return None
+    atexit.register(_restore_tty, saved)
+    return saved
+
+
+def _restore_tty(saved: Any) -> None:
+    try:
+        import termios
+
+        termios.tcsetattr(0, termios.TCSANOW, saved)
+    except Exception:  # no termios, or not a real terminal
+        pass

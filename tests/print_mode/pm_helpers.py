@@ -162,6 +162,10 @@ class Pty:
                 raise AssertionError(f"{needle!r} never came; the process ended:\n{self.text()}")
         return time.monotonic() - self.started
 
+    def echo(self) -> bool:
+        """Whether the terminal echoes typed keys now."""
+        return bool(termios.tcgetattr(self.master)[3] & termios.ECHO)
+
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
 
@@ -177,6 +181,7 @@ class Pty:
                 self.proc.send_signal(signal.SIGKILL)
                 raise AssertionError(f"still running after {timeout}s:\n{self.text()}")
         code = self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        self.echo_after = self.echo()
         os.close(self.master)
         self.ended = time.monotonic() - self.started
         return code
