@@ -295,7 +295,11 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
                 view.close()
             _err("atomic: interrupted")
             os._exit(130)
-        _err("\natomic: interrupted; stopping the run (Ctrl-C again to quit at once)")
+        notice = "atomic: interrupted; stopping the run (Ctrl-C again to quit at once)"
+        if getattr(view, "is_live", False):
+            view.note(notice, "warning")  # above the live region
+        else:
+            _err("\n" + notice)  # off the line a streamed answer (or a ^C echo) left open
         agent = rt.session
         if agent is not None and agent.is_streaming:
             task = loop.create_task(agent.abort())

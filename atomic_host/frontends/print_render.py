@@ -194,6 +194,8 @@ class PlainRenderer(Renderer):
 class LiveRenderer(Renderer):
     """stdout is a terminal: markdown streamed through a rich ``Live`` region, ≤ :data:`FPS` frames a second."""
 
+    is_live = True
+
     def __init__(self, hide_thinking: bool = False) -> None:
         from rich.console import Console
         from rich.markdown import Markdown  # noqa: F401  (imported now: ~0.2 s at the first delta otherwise)
