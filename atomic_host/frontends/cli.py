@@ -13,8 +13,8 @@ from atomic_host.core.options import csv_list as _csv
 
 SUBCOMMANDS = {
     "schema": "print the JSON Schema of the RPC protocol",
-    "plugins": "list plugins, their hooks and the call order per hook",
-    "sessions": "list this project's sessions; copy sessions between the JSONL and SQLite stores",
+    "plugins": "list plugins, their hooks and call order",
+    "sessions": "list sessions; copy them between JSONL and SQLite",
     "login": "store an API key for a provider in auth.json",
 }
 
@@ -35,9 +35,10 @@ examples:
 Run `atomic SUBCOMMAND --help` for a subcommand's options."""
 
 RPC_TTY_HINT = (
-    "atomic: this is the JSON-lines RPC host: it reads one JSON command per line on stdin, e.g.\n"
+    "atomic: this is the JSON-lines RPC host; it reads one JSON command per line, e.g.\n"
     '  {"type":"prompt","message":"hello"}\n'
-    'For an answer in the terminal, run: atomic -p "your question"   (atomic --help for more; Ctrl-D quits)'
+    'For an answer in the terminal, run: atomic -p "your question"\n'
+    "More: atomic --help. Ctrl-D quits."
 )
 
 
@@ -48,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = p.add_subparsers(title="subcommands", dest="subcommand", metavar="SUBCOMMAND")
+    sub = p.add_subparsers(
+        title="subcommands", dest="subcommand", metavar="SUBCOMMAND", help="`atomic SUBCOMMAND --help` for its options"
+    )
     for name, text in SUBCOMMANDS.items():
         # Listed here for --help; main() dispatches them before this parser runs.
         sub.add_parser(name, help=text, add_help=False).add_argument("rest", nargs=argparse.REMAINDER)

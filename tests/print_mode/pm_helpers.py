@@ -53,8 +53,10 @@ class Sandbox:
     def argv(self, *args: str, faux: bool = True) -> list[str]:
         """``atomic ARGS`` with the faux provider and, unless ``self.keep`` is set, ``--no-session``
         (a slow disk's fsync makes the loop watchdog talk on stderr)."""
+        if args and args[0] in ("sessions", "login", "plugins", "schema"):  # subcommands: their own flags
+            return [sys.executable, "-m", "atomic_host", *args]
         extra = ["--provider", "faux"] if faux and "--provider" not in args and "--model" not in args else []
-        if not self.keep and args and args[0] not in ("sessions", "login", "plugins", "schema"):
+        if not self.keep:
             extra.append("--no-session")
         return [sys.executable, "-m", "atomic_host", *args, *extra]
 
