@@ -249,6 +249,7 @@ def _dim(text: str) -> str:
 async def _run(opts: Options, popts: PrintOptions) -> int:
     from atomic_host.contract.errors import HostError
     from atomic_host.frontends.hints import explain
+    from atomic_host.frontends.print_render import Renderer
     from atomic_host.frontends.rpc.io import Output
     from atomic_host.runtime import Runtime
 
@@ -296,10 +297,10 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             _err("atomic: interrupted")
             os._exit(130)
         notice = "atomic: interrupted; stopping the run (Ctrl-C again to quit at once)"
-        if getattr(view, "is_live", False):
-            view.note(notice, "warning")  # above the live region
+        if isinstance(view, Renderer):
+            view.status_line(notice)
         else:
-            _err("\n" + notice)  # off the line a streamed answer (or a ^C echo) left open
+            _err(notice)
         agent = rt.session
         if agent is not None and agent.is_streaming:
             task = loop.create_task(agent.abort())

@@ -131,6 +131,10 @@ class Renderer:
         """What an extension command said (``api.ui.notify``)."""
         self.note(message, level)
 
+    def status_line(self, text: str) -> None:
+        """Something the person should see now (the Ctrl-C notice)."""
+        self.note(text, "warning")
+
     def close(self) -> None:
         """Finish the screen (end the live region); safe to call twice."""
 
@@ -184,6 +188,10 @@ class PlainRenderer(Renderer):
     def note(self, text: str, level: str) -> None:
         self._line(self.err, text)
 
+    def status_line(self, text: str) -> None:
+        self._write(self.err, "\n")  # off the line a streamed answer (or a ^C echo) left open
+        self._line(self.err, text)
+
     def notify(self, message: str, level: str = "info") -> None:
         self._line(self.out if level == "info" else self.err, message)
 
@@ -212,6 +220,8 @@ class LiveRenderer(Renderer):
         """Running tools: call id → (name, output so far)."""
         self.label: str | None = None
         self.spinners: dict[str, Any] = {}
+        self.status: str | None = None
+        """A line kept under everything until the end (the Ctrl-C notice)."""
         self.timer: asyncio.TimerHandle | None = None
         self.last_frame = 0.0
         self.saved_tty = _echo_off()
@@ -262,6 +272,8 @@ class LiveRenderer(Renderer):
                 parts.append(Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis"))
         if self.label is not None and self.kind is None and not self.tools:
             parts.append(self._spinner("", self.label))
+        if self.status is not None:
+            parts.append(Text(self.status, style="yellow"))
         if self.live is not None:
             # One redraw per frame: printing above the region redraws it, so it gets its new content first.
             self.live.update(Group(*parts), refresh=False)
@@ -298,7 +310,13 @@ class LiveRenderer(Renderer):
 
     def _print(self, *objects: Any, err: bool = False, **kw: Any) -> None:
         self._finish_block()
-        (self.err if err else self.console).print(*objects, **kw)
+        if not err:
+            self.console.print(*objects, **kw)  # above the live region
+            return
+        # stderr bypasses the region's bookkeeping: take the region down, print, draw it again.
+        self._stop_live()
+        self.err.print(*objects, **kw)
+        self._frame()
 
     def _finish_block(self) -> None:
         if self.kind is not None:
@@ -358,6 +376,10 @@ class LiveRenderer(Renderer):
         self._print(Text(body, style="red" if is_error else "dim"))
         self._frame()
 
+    def status_line(self, text: str) -> None:
+        self.status = text  # in the live region: printing it would split the answer being streamed
+        self._dirty()
+
     def note(self, text: str, level: str) -> None:
         from rich.text import Text
 
@@ -373,6 +395,7 @@ class LiveRenderer(Renderer):
             self.note(message, level)
 
     def close(self) -> None:
+        self.status = None
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
