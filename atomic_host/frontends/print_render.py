@@ -378,7 +378,7 @@ class LiveRenderer(Renderer):
 
     def status_line(self, text: str) -> None:
         self.status = text  # in the live region: printing it would split the answer being streamed
-        self._dirty()
+        self._frame()  # now: the run may well be over before the next frame is due
 
     def note(self, text: str, level: str) -> None:
         from rich.text import Text
