@@ -13,7 +13,13 @@ if TYPE_CHECKING:
 
 def schema(argv: list[str]) -> int:
     """Print the JSON Schema of the whole protocol."""
+    import argparse
+
     from atomic_host.core.protocol.schema import protocol_schema
+
+    argparse.ArgumentParser(
+        prog="atomic schema", description="Print the JSON Schema of the RPC protocol (every command and event)."
+    ).parse_args(argv)
 
     sys.stdout.write(json.dumps(protocol_schema(), indent=2, sort_keys=True) + "\n")
     return 0

@@ -143,6 +143,7 @@ def _flags_without_help(help_text: str) -> list[str]:
 
 HELP_COMMANDS = [
     ("--help",),
+    ("schema", "--help"),
     ("plugins", "--help"),
     ("sessions", "--help"),
     ("sessions", "list", "--help"),
