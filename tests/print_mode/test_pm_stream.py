@@ -122,3 +122,12 @@ def test_terminal_shows_thinking_dimmed_and_a_live_tool_tail(tmp_path: Path) -> 
     assert lines[: len(expected)] == expected, screen
     assert lines[len(expected)].strip() == "Result" and "There are 6 lines." in screen
     assert re.fullmatch(SUMMARY_RE, lines[-1]), screen
+
+
+def test_terminal_answer_taller_than_the_screen_scrolls_once(tmp_path: Path) -> None:
+    items = [f"paragraph {i:02d} of a long answer" for i in range(60)]  # 119 lines on a 40-line screen
+    box = Sandbox(tmp_path, {"content": "\n\n".join(items), "chunkDelayMs": 2})
+    term = box.pty("-p", "hi", "-q")
+    assert term.finish() == 0
+    lines = [line for line in term.text().splitlines() if line]
+    assert lines == items  # every line once, in order: settled lines are printed for good, never redrawn
