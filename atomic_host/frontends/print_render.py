@@ -275,8 +275,15 @@ class LiveRenderer(Renderer):
         if self.status is not None:
             parts.append(Text(self.status, style="yellow"))
         if self.live is not None:
-            # One redraw per frame: printing above the region redraws it, so it gets its new content first.
             self.live.update(Group(*parts), refresh=False)
+            if settled_lines:
+                # One redraw per frame: printing above the region redraws the region, so the region
+                # gets its new content first (what Live.refresh does, without drawing it).
+                live_render = getattr(self.live, "_live_render", None)
+                if live_render is None:
+                    self.live.refresh()
+                else:
+                    live_render.set_renderable(self.live.renderable)
         if settled_lines:
             self.console.print(Segments([s for line in settled_lines for s in line]), end="")
         if not parts:
