@@ -295,7 +295,10 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             if view is not None:
                 view.close()
             _err("atomic: interrupted")
-            os._exit(130)
+            try:
+                sys.stdout.flush()
+            finally:
+                os._exit(130)
         notice = "atomic: interrupted; stopping the run (Ctrl-C again to quit at once)"
         if isinstance(view, Renderer):
             view.status_line(notice)
@@ -347,6 +350,8 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             await rt.shutdown()
         except asyncio.CancelledError:
             code = 130
+        except Exception as exc:  # after a failed start, say, there may be little to shut down
+            _err(f"atomic: shutdown failed: {type(exc).__name__}: {exc}")
     if interrupted:
         code = 130
     ok = stats.ok(handled)
