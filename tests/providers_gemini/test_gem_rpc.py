@@ -34,7 +34,9 @@ async def test_text_request_shape_utf8_split_and_usage_cost(gemini_host: Any, ge
         (reply,) = assistants(events)
         assert text_of(reply) == "Bonjour — le café est prêt ☕, naïve façade 🦅."
         assert [d["delta"] for d in updates(events, "text_delta")] == [
-            "Bonjour — le café", " est prêt ☕, ", "naïve façade 🦅."
+            "Bonjour — le café",
+            " est prêt ☕, ",
+            "naïve façade 🦅.",
         ]
         assert reply["stopReason"] == "stop" and reply["rawStopReason"] == "STOP"
         assert (reply["provider"], reply["model"], reply["api"]) == ("google", FLASH, "google-generative-ai")
@@ -95,9 +97,7 @@ async def test_thinking_and_signature_are_sent_back_in_the_next_request(gemini_h
         assert contents[2] == {"role": "user", "parts": [{"text": "and nine?"}]}
 
 
-async def test_function_calls_are_run_and_answered_with_function_responses(
-    gemini_host: Any, gem_server: Any
-) -> None:
+async def test_function_calls_are_run_and_answered_with_function_responses(gemini_host: Any, gem_server: Any) -> None:
     gem_server.enqueue(stream_reply("function_calls.sse"))
     gem_server.enqueue(stream_reply("answer.sse"))
     async with gemini_host() as host:
@@ -202,7 +202,10 @@ async def test_429_with_retry_info_is_retried_after_the_delay_it_asks(gemini_hos
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        (("http", 503, "http_503_unavailable.json"), "503 UNAVAILABLE: The model is overloaded. Please try again later."),
+        (
+            ("http", 503, "http_503_unavailable.json"),
+            "503 UNAVAILABLE: The model is overloaded. Please try again later.",
+        ),
         (
             ("sse", 200, "midstream_internal.sse"),
             "500 INTERNAL: An internal error has occurred. Please retry or report in "
