@@ -403,6 +403,7 @@ class GeminiParser(WireParser):
         self.model, self.context, self.options = model, context, options
         self.current: int | None = None  # the open text/thinking block receiving parts
         self.pending_signature: str | None = None  # a signature that came before any block
+        self.call_ids: set[str] = set()
         self.finish_reason: str | None = None
         self.finish_message = ""
         self.safety = ""
@@ -511,8 +512,8 @@ class GeminiParser(WireParser):
         name = call.get("name") if isinstance(call.get("name"), str) else ""
         args = call.get("args") if isinstance(call.get("args"), dict) else {}
         given = call.get("id") if isinstance(call.get("id"), str) else ""
-        taken = {b.get("id") for b in out.content if b.get("type") == "toolCall"}
-        call_id = given if given and given not in taken else f"{GENERATED_ID_PREFIX}{uuid.uuid4().hex[:20]}"
+        call_id = given if given and given not in self.call_ids else f"{GENERATED_ID_PREFIX}{uuid.uuid4().hex[:20]}"
+        self.call_ids.add(call_id)
         idx, ev = out.toolcall_start(call_id, name)
         events.append(ev)
         events.append(out.toolcall_delta(idx, json.dumps(args, ensure_ascii=False)))
