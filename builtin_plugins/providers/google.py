@@ -126,7 +126,8 @@ def _schema(node: Any, defs: dict[str, Any], seen: tuple[str, ...], depth: int) 
         return {"type": "object"}
     node, seen = _resolve(node, defs, seen)
     node = dict(node)
-    for sub in node.pop("allOf", None) or []:
+    subs = node.pop("allOf", None)
+    for sub in subs if isinstance(subs, list) else []:
         sub, seen = _resolve(sub, defs, seen) if isinstance(sub, dict) else ({}, seen)
         for key, value in sub.items():
             if key == "properties" and isinstance(value, dict):
