@@ -50,6 +50,16 @@ LAUNCHER = (
 
 log = logging.getLogger("mcp")
 
+_tasks: set[asyncio.Task[Any]] = set()
+"""Strong references to fire-and-forget tasks (the loop keeps only weak ones)."""
+
+
+def spawn(coro: Any, name: str) -> asyncio.Task[Any]:
+    task = asyncio.get_running_loop().create_task(coro, name=name)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return task
+
 
 class _OneLine(logging.Handler):
     """The SDK's log records as one stderr line each, without tracebacks (protocol errors reach the
@@ -103,8 +113,9 @@ def _wire(model: Any) -> dict[str, Any]:
 class Connection:
     """One configured server: started on demand, restarted on the next use after a failure."""
 
-    def __init__(self, cfg: ServerConfig, cwd: str, events: Events) -> None:
+    def __init__(self, cfg: ServerConfig, cwd: str, events: Events, *, forward_stderr: bool = False) -> None:
         self.cfg = cfg
+        self.forward_stderr = forward_stderr
         self.cwd = cwd
         self.events = events
         self.state = "idle"
@@ -271,7 +282,8 @@ class Connection:
         return streams[0], streams[1]
 
     def _read_stderr(self, fd: int) -> None:
-        """Keep the last lines (for error messages) and pass them on to the host's stderr, masked;
+        """Keep the last lines (for error messages; with ``mcp.forwardStderr`` also copied to the
+        host's stderr, masked);
         EOF means the server exited, which is checked at once instead of at the next call."""
         loop = asyncio.get_running_loop()
         pipe = os.fdopen(fd, "rb", buffering=0)
@@ -289,13 +301,14 @@ class Connection:
                         break
                     line = raw.decode("utf-8", "replace").rstrip("\n")
                     self.stderr_tail.append(line)
-                    print(f"atomic: mcp[{self.cfg.name}]: {line}", file=sys.stderr)
+                    if self.forward_stderr:
+                        print(f"atomic: mcp[{self.cfg.name}]: {line}", file=sys.stderr)
             finally:
                 pipe.close()
             if self.state in ("connected", "starting") and not self._stopping:
                 await self._check_alive()
 
-        loop.create_task(pump(), name=f"mcp-stderr:{self.cfg.name}")
+        spawn(pump(), f"mcp-stderr:{self.cfg.name}")
 
     async def _check_alive(self) -> None:
         session = self.session
@@ -325,7 +338,7 @@ class Connection:
             return
         root = getattr(message, "root", message)
         if getattr(root, "method", None) == "notifications/tools/list_changed" and self.session is not None:
-            asyncio.get_running_loop().create_task(self._relist())
+            spawn(self._relist(), f"mcp-relist:{self.cfg.name}")
 
     async def _relist(self) -> None:
         session = self.session
@@ -368,7 +381,7 @@ class Connection:
                 result = await session.call_tool(tool, arguments)
         except TimeoutError:
             ms = round(self.cfg.tool_timeout_s * 1000)
-            asyncio.get_running_loop().create_task(self._check_alive())
+            spawn(self._check_alive(), f"mcp-ping:{self.cfg.name}")
             raise CallError(
                 f'MCP server "{name}": {tool} timed out after {ms} ms (mcp.toolTimeoutMs)', report=True
             ) from None

@@ -60,6 +60,11 @@ def selected_by_default(api: HostAPI, name: str) -> bool:
     return selected
 
 
+def _mcp_settings(api: HostAPI) -> dict[str, Any]:
+    value = api.settings.get("mcp")
+    return value if isinstance(value, dict) else {}
+
+
 class Hub:
     """Every configured server of one host: their connections, tools and status."""
 
@@ -112,9 +117,10 @@ class Hub:
                 self.up.set_exception(ToolError(message))
                 return
             events = _Events(self)
+            forward = bool(_mcp_settings(self.api).get("forwardStderr", False))
             for name, cfg in self.servers.items():
                 if cfg.error is None:
-                    self.conns[name] = client.Connection(cfg, self.api.cwd, events)
+                    self.conns[name] = client.Connection(cfg, self.api.cwd, events, forward_stderr=forward)
             self.loop = loop
             self.up.set_result(None)
             if not self.stopping:
@@ -178,7 +184,7 @@ class Hub:
 
     def _tools_listed(self, server: str, tools: list[dict[str, Any]]) -> None:
         cfg = self.servers[server]
-        defer = bool((self.api.settings.get("mcp") or {}).get("deferTools", False))
+        defer = bool(_mcp_settings(self.api).get("deferTools", False))
         offered: set[str] = set()
         added: list[str] = []
         for spec in tools:
