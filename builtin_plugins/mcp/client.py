@@ -412,4 +412,3 @@ def _host_version() -> str:
         return str(__version__)
     except Exception:
         return "0"
-

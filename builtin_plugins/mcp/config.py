@@ -178,7 +178,9 @@ def load_servers(
 ) -> dict[str, ServerConfig]:
     """Every configured, enabled server by name, in the order they were first named."""
     env = os.environ if environ is None else environ
-    sources: list[tuple[str, dict[str, Any]]] = [(str(Path(agent_dir) / "mcp.json"), _read(Path(agent_dir) / "mcp.json"))]
+    sources: list[tuple[str, dict[str, Any]]] = [
+        (str(Path(agent_dir) / "mcp.json"), _read(Path(agent_dir) / "mcp.json"))
+    ]
     in_settings = settings.get("mcpServers")
     if isinstance(in_settings, dict):
         sources.append(("settings.json", in_settings))

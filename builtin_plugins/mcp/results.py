@@ -31,7 +31,10 @@ def _block(item: Any) -> dict[str, Any]:
         mime = str(item.get("mimeType") or "image/png")
         if mime in _IMAGE_TYPES:
             return {"type": "image", "data": item["data"], "mimeType": mime}
-        return {"type": "text", "text": f"[image {mime}, {_blob_size(item['data'])} bytes, not shown: unsupported type]"}
+        return {
+            "type": "text",
+            "text": f"[image {mime}, {_blob_size(item['data'])} bytes, not shown: unsupported type]",
+        }
     if kind == "audio":
         data = item.get("data") if isinstance(item.get("data"), str) else ""
         return {"type": "text", "text": f"[audio {item.get('mimeType') or '?'}, {_blob_size(data)} bytes, not shown]"}
@@ -71,5 +74,7 @@ def to_content(result: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, 
             blocks = [{"type": "text", "text": json.dumps(structured, ensure_ascii=False, indent=2)}]
     is_error = result.get("isError") is True
     if not blocks:
-        blocks = [{"type": "text", "text": "(the tool returned an error without a message)" if is_error else "(no output)"}]
+        blocks = [
+            {"type": "text", "text": "(the tool returned an error without a message)" if is_error else "(no output)"}
+        ]
     return blocks, details, is_error
