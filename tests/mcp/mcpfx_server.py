@@ -96,8 +96,8 @@ def crash() -> str:
 
 
 @server.tool()
-def hang() -> str:
-    """Block the whole server (a synchronous sleep in the event loop) for a minute."""
+async def hang() -> str:
+    """Block the whole server (a synchronous sleep on its event loop) for a minute."""
     time.sleep(60)
     return "woke up"
 
