@@ -28,8 +28,7 @@ DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 DEFAULT_TOOL_TIMEOUT_MS = 600_000
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
-_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)", re.IGNORECASE)
-_PLAIN_HEADERS = frozenset({"accept", "content-type", "user-agent", "mcp-protocol-version"})
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)", re.IGNORECASE)
 
 
 class ConfigError(ValueError):
@@ -58,9 +57,10 @@ class ServerConfig:
     """Set when the entry is unusable: the server is listed by ``/mcp`` as failed, never started."""
 
     def secret_values(self) -> list[tuple[str, str]]:
-        """``(label, value)`` of the env and header values that look like credentials."""
-        found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if _SECRET_ENV.search(k)]
-        found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if k.lower() not in _PLAIN_HEADERS]
+        """``(label, value)`` of the env and header values whose names look like credentials
+        (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` (so ``Authorization``), …)."""
+        found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if _SECRET_NAME.search(k)]
+        found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if _SECRET_NAME.search(k)]
         return [(label, v) for label, v in found if v]
 
 

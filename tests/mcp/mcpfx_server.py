@@ -16,12 +16,16 @@ import sys
 import time
 
 try:
-    from mcp.server.mcpserver import Image, MCPServer
+    from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+
+    V2 = True
 except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context, Image  # type: ignore[no-redef]
     from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
-    from mcp.server.fastmcp import Image  # type: ignore[no-redef]
     from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+    V2 = False
 
 # A 1x1 transparent PNG.
 PIXEL = base64.b64decode(
@@ -83,6 +87,14 @@ def getenv(name: str) -> str:
 
 
 @server.tool()
+def headers(ctx: Context) -> str:
+    """The Authorization and X-Fx-Check headers of this request (HTTP transport)."""
+    request = getattr(ctx.request_context, "request", None)
+    got = getattr(request, "headers", None) or {}
+    return f"authorization={got.get('authorization', '(none)')} check={got.get('x-fx-check', '(none)')}"
+
+
+@server.tool()
 def pid() -> str:
     """This server's process id."""
     return str(os.getpid())
@@ -108,7 +120,11 @@ if __name__ == "__main__":
         with open(pid_file, "a") as f:
             f.write(f"{os.getpid()}\n")
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
-        server.settings.port = int(sys.argv[2]) if hasattr(server, "settings") else None  # type: ignore[attr-defined]
-        server.run(transport="streamable-http")
+        port = int(sys.argv[2])
+        if V2:
+            server.run(transport="streamable-http", host="127.0.0.1", port=port)
+        else:  # mcp 1.x: FastMCP takes host and port as settings
+            server.settings.host, server.settings.port = "127.0.0.1", port  # type: ignore[attr-defined]
+            server.run(transport="streamable-http")
     else:
         server.run()

@@ -106,7 +106,7 @@ async def test_mcp_command_lists_servers_and_tools() -> None:
         assert (await c.prompt("/mcp"))["disposition"] == "handled"
         note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=10)
         text = note["message"]
-        assert "fx [stdio] connected, 9 tools" in text
+        assert "fx [stdio] connected, 10 tools" in text
         assert "  mcp__fx__echo" in text
         assert "broken [stdio] failed, 0 tools" in text and "command not found: /nonexistent/mcp-server" in text
 
