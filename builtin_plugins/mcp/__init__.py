@@ -4,7 +4,8 @@ tool ``mcp__<server>__<tool>`` (docs/mcp.md).
 Startup cost without servers: reading two small JSON files. With servers, the ``mcp`` package is
 imported and the servers are connected in a thread of their own after the host has started
 (:mod:`builtin_plugins.mcp.hub`), so the first response is never delayed; their tools register as
-they connect. ``/mcp`` lists the servers, their state and their tools.
+they connect. ``/mcp`` (registered when a server is configured) lists the servers, their state and
+their tools.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ def register_tools(register: Callable[[Tool], None], api: HostAPI) -> None:
 
 @hookimpl
 def register_commands(register: Callable[[SlashCommand], None], api: HostAPI) -> None:
+    # Only with servers configured: without MCP the plugin adds nothing a user or client sees.
+    state = _hosts.get(api)
+    if state is None or not state.servers:
+        return
     from atomic_host import SlashCommand
 
     register(

@@ -33,7 +33,7 @@ async def test_no_servers_no_mcp_import(tmp_path: Path) -> None:
         assert not any(seen.values()), seen
         assert not [t for t in (await c.get_tools())["tools"] if t["name"].startswith("mcp__")]
         commands = [x["name"] for x in (await c.call("get_commands"))["commands"]]
-        assert "mcp" in commands
+        assert "mcp" not in commands  # without servers the plugin adds nothing visible
 
 
 async def test_servers_connect_in_the_background(tmp_path: Path) -> None:
