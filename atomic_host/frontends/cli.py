@@ -1,4 +1,4 @@
-"""The ``atomic`` command: ``--mode rpc|json``, ``-p PROMPT``, and the ``schema``, ``plugins`` and
+"""The ``atomic`` command: ``--mode rpc|json|acp``, ``-p PROMPT``, and the ``schema``, ``plugins`` and
 ``sessions`` subcommands."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="atomic-host: the Atomic coding-agent RPC protocol, built of plugins.",
         epilog="Subcommands: atomic schema | atomic plugins | atomic sessions import|export",
     )
-    p.add_argument("--mode", choices=("rpc", "json", "print"), help="rpc: JSONL on stdin/stdout")
+    p.add_argument("--mode", choices=("rpc", "json", "print", "acp"), help="rpc: JSONL on stdin/stdout; acp: editors")
     p.add_argument(
         "-p", "--print", dest="prompt", metavar="PROMPT", help="run one prompt and print the answer"
     )
@@ -120,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts)
+    if opts.mode == "acp":
+        from atomic_host.frontends.acp.main import run_acp
+
+        return run_acp(opts)
     if opts.prompt is None:
         print("atomic: --mode json and print mode need a prompt (-p PROMPT)", file=sys.stderr)
         return 2
