@@ -124,7 +124,11 @@ class PermissionGate:
 
     @hookimpl(trylast=True)  # after plugins that rewrite or block: the user sees the final input
     async def tool_call(self, event: ToolCallEvent) -> ToolCallDecision | None:
-        return await self.frontend.permit(event)
+        try:
+            return await self.frontend.permit(event)
+        except Exception as exc:  # fail closed: a broken gate must not let a risky tool through
+            print(f"atomic: permission gate failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return ToolCallDecision(block=True, reason=f"Could not ask for permission: {exc}")
 
 
 class UpdateStream:
