@@ -118,6 +118,7 @@ async def acp_host(
     if settings is not None:
         (agent_dir / "settings.json").write_text(json.dumps(settings))
     faux = FauxScript(base / "faux.jsonl")
+    faux.path.write_text("")  # a host started again under the same base starts a new script
     stderr_path = base / "stderr.txt"
     client = client or RecordingClient()
     argv = [*args] if "--provider" in args or "--model" in args else ["--provider", "faux", *args]
