@@ -1,5 +1,5 @@
-"""The ``atomic`` command: ``--mode rpc|json``, ``-p PROMPT``, and the ``schema``, ``plugins``,
-``sessions`` and ``login`` subcommands."""
+"""The ``atomic`` command: ``--mode rpc|json|print|acp``, ``-p PROMPT``, and the ``schema``,
+``plugins``, ``sessions`` and ``login`` subcommands."""
 
 from __future__ import annotations
 
@@ -57,9 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=text, add_help=False).add_argument("rest", nargs=argparse.REMAINDER)
     p.add_argument(
         "--mode",
-        choices=("rpc", "json", "print"),
+        choices=("rpc", "json", "print", "acp"),
         help="rpc: JSON lines on stdin/stdout (the default without -p); json: run the -p prompt and print "
-        "every event as JSON lines; print: run the prompt and print the answer (the default with -p)",
+        "every event as JSON lines; print: run the prompt and print the answer (the default with -p); "
+        "acp: the Agent Client Protocol for editors (docs/acp.md)",
     )
     p.add_argument(
         "-p",
@@ -216,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts)
+    if opts.mode == "acp":
+        from atomic_host.frontends.acp.main import run_acp
+
+        return run_acp(opts)
     if opts.mode == "json" and not opts.prompt:
         print('atomic: --mode json needs a prompt: atomic --mode json -p "PROMPT"', file=sys.stderr)
         return 2

@@ -1,0 +1,63 @@
+"""Extension UI in ACP mode: no dialogs (ACP has none a plugin could use), notices into the thread.
+
+``api.has_ui`` is False, so plugins know not to ask; a dialog that is asked anyway answers at
+once as cancelled instead of waiting for a client that will never reply. ``notify`` becomes agent
+text in the active session (a slash command's output shows up where the user typed it); status,
+widget and title updates reach clients that subscribed with ``_atomic/subscribe``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from atomic_host.frontends.acp.frontend import AcpFrontend
+
+
+class AcpUI:
+    has_ui = False
+
+    def __init__(self, frontend: AcpFrontend) -> None:
+        self.frontend = frontend
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    def resolve(self, response: dict[str, Any]) -> bool:
+        return False
+
+    def cancel_all(self) -> None:
+        return None
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        return None
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+        return False
+
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+        return None
+
+    async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
+        return None
+
+    def notify(self, message: str, notify_type: str = "info") -> None:
+        print(f"atomic: [{notify_type}] {message}", file=sys.stderr)
+        self.frontend.agent_text(message if notify_type == "info" else f"**{notify_type}:** {message}")
+        self._fire("notify", message=message, notifyType=notify_type)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._fire("setStatus", statusKey=key, statusText=text)
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None:
+        self._fire("setWidget", widgetKey=key, widgetLines=lines, widgetPlacement=placement)
+
+    def set_title(self, title: str) -> None:
+        self._fire("setTitle", title=title)
+
+    def set_editor_text(self, text: str) -> None:
+        self._fire("set_editor_text", text=text)
+
+    def _fire(self, method: str, **fields: Any) -> None:
+        self.frontend.ext_event("atomic/ui", {"method": method, **fields})
