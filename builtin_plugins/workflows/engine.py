@@ -432,8 +432,10 @@ class WorkflowEngine:
             if not self._queue_ready:
                 await asyncio.to_thread(durable.register_queue, self.queue)
                 self._queue_ready = True
-            done = len(await durable.steps(wf.workflow_id))
+            recorded = await durable.steps(wf.workflow_id)
+            done = len(recorded)
             live = self.live[wf.workflow_id] = LiveRun(spec, status="pending")
+            live.stages = {i: s["output"] for i, s in enumerate(recorded) if isinstance(s.get("output"), dict)}
             await durable.resume(wf.workflow_id, self.queue)
             live.task = asyncio.create_task(self._watch_resumed(live))
             self._update(live)
