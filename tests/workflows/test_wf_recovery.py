@@ -71,9 +71,8 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
         detail = await c.call("get_workflow_run_summary", runId=run_id)
         assert detail["status"] == "completed"
         assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "completed")]
-        final = [
-            e["message"] for e in c.events[mark:] if e.get("type") == "message_end" and e["message"].get("role") == "custom"
-        ]
+        ends = [e["message"] for e in c.events[mark:] if e.get("type") == "message_end"]
+        final = [m for m in ends if m.get("role") == "custom"]
         assert final and "risk: none" in final[-1]["content"]
         host.assert_protocol_lines()
     async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:

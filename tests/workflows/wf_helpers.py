@@ -34,9 +34,7 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def notices(events: list[dict[str, Any]]) -> list[str]:
     return [
-        e.get("message", "")
-        for e in events
-        if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
+        e.get("message", "") for e in events if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
     ]
 
 
