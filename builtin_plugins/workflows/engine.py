@@ -130,8 +130,16 @@ class WorkflowEngine:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     async def close(self) -> None:
-        for live in self.live.values():
-            live.signal.set()
+        """Host exit. A run that just ended is given a moment to be recorded; a running one is
+        left as it is (not aborted: that would record a failed stage), so it reports ``crashed``
+        and ``start_pending_recovery`` resumes it in the next process."""
+        ending = [
+            live.task
+            for live in self.live.values()
+            if live.task is not None and not live.task.done() and live.status in ("completed", "failed", "cancelled")
+        ]
+        if ending:
+            await asyncio.wait(ending, timeout=5)
         if self._ready is not None and self._ready.done() and not self._ready.exception():
             try:
                 await asyncio.wait_for(asyncio.to_thread(self._ready.result().destroy), 5)
@@ -451,8 +459,8 @@ class WorkflowEngine:
         """A resumed run is driven by DBOS's queue; notice its end if no step reported it (a run
         whose every stage had finished before the crash)."""
         durable = await self.durable()
-        while live.status not in ("completed", "failed", "cancelled"):
-            await asyncio.sleep(0.5)
+        while True:  # until DBOS has recorded the end (host exit waits for this task)
+            await asyncio.sleep(0.2)
             wf = await durable.get_run(live.spec["runId"])
             if wf is None:
                 return

@@ -73,3 +73,46 @@ def calls_for(log: Path, needle: str) -> list[dict[str, Any]]:
 def header_of(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
         return json.loads(fh.readline())
+
+
+TESTS = Path(__file__).resolve().parent.parent
+ANTHROPIC = TESTS / "vendor_conformance" / "fixtures" / "anthropic"
+
+
+def _load_sse_server() -> Any:
+    import importlib.util
+    import sys
+
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TESTS / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load_sse_server()
+
+
+def answer_reply() -> Any:
+    data = (ANTHROPIC / "answer.sse").read_bytes()
+    return sse.Reply(chunks=[data[i : i + 64] for i in range(0, len(data), 64)])
+
+
+def error_reply(status: int, name: str) -> Any:
+    return sse.Reply(status=status, body=(ANTHROPIC / name).read_text(encoding="utf-8"))
+
+
+def two_providers(agent_dir: Path, base_url: str) -> None:
+    """models.json with providers ``main`` (m-main) and ``backup`` (m-backup) at one SSE server."""
+
+    def provider(model_id: str) -> dict[str, Any]:
+        model = {"id": model_id, "contextWindow": 200000, "maxTokens": 32000, "cost": {"input": 1, "output": 2}}
+        return {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "fixture-key-123", "models": [model]}
+
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    providers = {"main": provider("m-main"), "backup": provider("m-backup")}
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
