@@ -47,7 +47,7 @@ async def call_tool(
     """Run one tool call through the hooks; every failure becomes an error result."""
     rt = agent.rt
     tool = rt.tools.get(name)
-    if tool is None or tool not in rt.tools.for_model():
+    if tool is None or tool not in agent.model_tools():
         if tool is not None and tool.opt_in and not rt.tools.is_active(tool):
             return ToolResult.text(
                 f'Tool {name} is off: it is opt-in. Enable it with --tools +{name} or add "+{name}" '

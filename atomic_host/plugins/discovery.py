@@ -15,6 +15,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.prompts",
     "builtin_plugins.skills",
     "builtin_plugins.mcp",
+    "builtin_plugins.workflows",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
 
