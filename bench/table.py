@@ -137,8 +137,9 @@ class Agent:
         for sub in ("home", "agent", "work", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         provider, model = MODEL
-        providers = {provider: {"baseUrl": base_url, "api": "openai-completions", "apiKey": "dummy",
-                                "models": [{"id": model}]}}  # fmt: skip
+        providers = {
+            provider: {"baseUrl": base_url, "api": "openai-completions", "apiKey": "dummy", "models": [{"id": model}]}
+        }
         (root / "agent" / "models.json").write_text(json.dumps({"providers": providers}))
         env = {
             k: v
@@ -177,10 +178,19 @@ def install_pi(prefix: Path) -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     print(f"installing {PI_PACKAGE}@{PI_VERSION} into {prefix} ...", file=sys.stderr, flush=True)
     subprocess.run(
-        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-         f"{PI_PACKAGE}@{PI_VERSION}"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            npm,
+            "install",
+            "--prefix",
+            str(prefix),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            f"{PI_PACKAGE}@{PI_VERSION}",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     if not bin_path.exists():
         raise RuntimeError(f"npm install left no {bin_path}")
     return bin_path
@@ -303,14 +313,12 @@ async def bench_run(agent: Agent, base_url: str, root: Path, runs: int) -> tuple
     try:
         await client.ok({"type": "get_state"})
         for i in range(runs + 2):  # two warm-up runs (imports, JIT, connection pool)
-            marks: dict[str, float] = {}
-            deltas = 0
+            marks: dict[str, float] = {"deltas": 0}
 
-            def on_event(event: dict[str, Any]) -> None:
-                nonlocal deltas
+            def on_event(event: dict[str, Any], marks: dict[str, float] = marks) -> None:
                 kind = event.get("type")
                 if kind == "message_update" and event["assistantMessageEvent"].get("type") == "text_delta":
-                    deltas += 1
+                    marks["deltas"] += 1
                     marks.setdefault("first", client.line_at)
                 elif kind == "agent_end":
                     marks.setdefault("end", client.line_at)
@@ -322,9 +330,11 @@ async def bench_run(agent: Agent, base_url: str, root: Path, runs: int) -> tuple
             end = await client.wait_for_event("agent_end", after=n0, timeout=60)
             off()
             last = end["messages"][-1]
-            if last.get("stopReason") != "stop" or deltas != DELTAS:
-                raise RuntimeError(f"run {i}: {deltas} deltas, stopReason {last.get('stopReason')}: "
-                                   f"{last.get('errorMessage')}")  # fmt: skip
+            if last.get("stopReason") != "stop" or marks["deltas"] != DELTAS:
+                raise RuntimeError(
+                    f"run {i}: {marks['deltas']:.0f} deltas, stopReason {last.get('stopReason')}: "
+                    f"{last.get('errorMessage')}"
+                )
             await client.ok({"type": "new_session"})
             client.events.clear()
             client.lines.clear()
@@ -344,8 +354,9 @@ def _messages(turns: int) -> list[dict[str, Any]]:
     provider, model = MODEL
     for i in range(turns):
         out.append(sessions_store._user(2 * i))
-        out.append({**sessions_store._assistant(2 * i), "api": "openai-completions", "provider": provider,
-                    "model": model})  # fmt: skip
+        out.append(
+            {**sessions_store._assistant(2 * i), "api": "openai-completions", "provider": provider, "model": model}
+        )
     return out
 
 
@@ -586,12 +597,19 @@ async def run_all(ns: argparse.Namespace) -> None:
         sessions: dict[str, Any] = {}
         bash: dict[str, Any] = {}
         for agent in agents:
-            runs[agent.name] = await attempt(agent, "prompt runs", bench_run(agent, server.base_url,
-                                             tmp / "run" / agent.name, ns.runs))  # fmt: skip
-            sessions[agent.name] = await attempt(agent, "session", bench_sessions(agent, server.base_url,
-                                                 tmp / "sessions" / agent.name, ns.turns, ns.runs))  # fmt: skip
-            bash[agent.name] = await attempt(agent, "bash", bench_bash(agent, server.base_url,
-                                             tmp / "bash" / agent.name, ns.bash_mb * 1_000_000, ns.runs))  # fmt: skip
+            runs[agent.name] = await attempt(
+                agent, "prompt runs", bench_run(agent, server.base_url, tmp / "run" / agent.name, ns.runs)
+            )
+            sessions[agent.name] = await attempt(
+                agent,
+                "session",
+                bench_sessions(agent, server.base_url, tmp / "sessions" / agent.name, ns.turns, ns.runs),
+            )
+            bash[agent.name] = await attempt(
+                agent,
+                "bash",
+                bench_bash(agent, server.base_url, tmp / "bash" / agent.name, ns.bash_mb * 1_000_000, ns.runs),
+            )
     finally:
         server.close()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -606,19 +624,42 @@ async def run_all(ns: argparse.Namespace) -> None:
     a_start = median_or_none(startup.get(ours.name))
     u_start = median_or_none(startup.get(up)) if up else None
     ratio, met = relative(a_start, floor, lambda r: r <= 1.3)
-    rows.append(Row("spawn → first `get_state` response, vs the interpreter floor",
-                    f"floor {fmt_ms(floor)}", fmt_ms(a_start), ratio.replace("×", "× floor"),
-                    "≤ 1.3× the floor", met))  # fmt: skip
+    rows.append(
+        Row(
+            "spawn → first `get_state` response, vs the interpreter floor",
+            f"floor {fmt_ms(floor)}",
+            fmt_ms(a_start),
+            ratio.replace("×", "× floor"),
+            "≤ 1.3× the floor",
+            met,
+        )
+    )
     ratio, met = relative(a_start, u_start, lambda r: r < 1)
-    rows.append(Row("spawn → first `get_state` response, vs upstream", fmt_ms(u_start), fmt_ms(a_start), ratio,
-                    "ahead of upstream", met))  # fmt: skip
+    rows.append(
+        Row(
+            "spawn → first `get_state` response, vs upstream",
+            fmt_ms(u_start),
+            fmt_ms(a_start),
+            ratio,
+            "ahead of upstream",
+            met,
+        )
+    )
 
     a_run, u_run = runs.get(ours.name), get(runs, up)
     a_first, a_end = (median_or_none(a_run[0]), median_or_none(a_run[1])) if a_run else (None, None)
     u_first, u_end = (median_or_none(u_run[0]), median_or_none(u_run[1])) if u_run else (None, None)
     ratio, met = relative(a_end, u_end, lambda r: r <= 0.5)
-    rows.append(Row(f"prompt → `agent_end`, {DELTAS} deltas", fmt_ms(u_end), fmt_ms(a_end), ratio,
-                    "≥ 2× faster than upstream", met))  # fmt: skip
+    rows.append(
+        Row(
+            f"prompt → `agent_end`, {DELTAS} deltas",
+            fmt_ms(u_end),
+            fmt_ms(a_end),
+            ratio,
+            "≥ 2× faster than upstream",
+            met,
+        )
+    )
     ratio, met = relative(a_first, u_first, lambda r: r <= 1 / 1.5)
     rows.append(Row("prompt → first `text_delta`", fmt_ms(u_first), fmt_ms(a_first), ratio, "≥ 1.5× faster", met))
 
@@ -634,8 +675,15 @@ async def run_all(ns: argparse.Namespace) -> None:
     }
     limits = {"get_tree": 50.0, "get_entries": 10.0}
     missing_upstream: dict[str, str] = {}
-    for command in ("get_messages", "get_state", "get_session_stats", "get_fork_messages", "switch_session",
-                    "get_tree", "get_entries"):  # fmt: skip
+    for command in (
+        "get_messages",
+        "get_state",
+        "get_session_stats",
+        "get_fork_messages",
+        "switch_session",
+        "get_tree",
+        "get_entries",
+    ):
         a_ms = a_ses.ms.get(command) if a_ses else None
         u_ms = u_ses.ms.get(command) if u_ses else None
         if u_ses and command in u_ses.errors:
@@ -643,8 +691,11 @@ async def run_all(ns: argparse.Namespace) -> None:
         if command in limits:
             limit = limits[command]
             ratio, _ = relative(a_ms, u_ms, lambda r: True)
-            rows.append(Row(f"{turns}: `{command}`", fmt_ms(u_ms), fmt_ms(a_ms), ratio, f"≤ {limit:g} ms",
-                            absolute(a_ms, limit)))  # fmt: skip
+            rows.append(
+                Row(
+                    f"{turns}: `{command}`", fmt_ms(u_ms), fmt_ms(a_ms), ratio, f"≤ {limit:g} ms", absolute(a_ms, limit)
+                )
+            )
         else:
             goal, ok = goals[command]
             ratio, met = relative(a_ms, u_ms, ok)
@@ -657,26 +708,48 @@ async def run_all(ns: argparse.Namespace) -> None:
     def bash_cell(b: BashResult | None) -> str:
         if b is None:
             return "—"
-        got = (f"every byte as deltas" if b.delta_bytes == size
-               else f"{fmt_bytes(b.delta_bytes)} as deltas" if b.delta_bytes
-               else f"{fmt_bytes(b.output_bytes)} of it, in the response")  # fmt: skip
+        got = (
+            "every byte as deltas"
+            if b.delta_bytes == size
+            else f"{fmt_bytes(b.delta_bytes)} as deltas"
+            if b.delta_bytes
+            else f"{fmt_bytes(b.output_bytes)} of it, in the response"
+        )
         return f"{fmt_ms(b.ms)} ({got})"
 
     ratio, met = relative(a_bash.ms if a_bash else None, u_bash.ms if u_bash else None, lambda r: r < 1)
     if a_bash is not None and a_bash.delta_bytes != size:
         met = "**no**"
-    rows.append(Row(f"{ns.bash_mb} MB direct `bash` → response", bash_cell(u_bash), bash_cell(a_bash), ratio,
-                    "keep: ahead of upstream, every byte as deltas", met))  # fmt: skip
+    rows.append(
+        Row(
+            f"{ns.bash_mb} MB direct `bash` → response",
+            bash_cell(u_bash),
+            bash_cell(a_bash),
+            ratio,
+            "keep: ahead of upstream, every byte as deltas",
+            met,
+        )
+    )
 
     a_peak = max(ours.peak_kib.values()) / 1024 if ours.peak_kib else None
     u_peak = max(upstream.peak_kib.values()) / 1024 if upstream and upstream.peak_kib else None
     ratio, met = relative(a_peak, u_peak, lambda r: r <= 0.25)
-    rows.append(Row("peak memory (VmHWM of the agent process)", f"{u_peak:.0f} MiB" if u_peak else "—",
-                    f"{a_peak:.0f} MiB" if a_peak else "—", ratio, "keep ≤ 1/4 of upstream", met))  # fmt: skip
+    rows.append(
+        Row(
+            "peak memory (VmHWM of the agent process)",
+            f"{u_peak:.0f} MiB" if u_peak else "—",
+            f"{a_peak:.0f} MiB" if a_peak else "—",
+            ratio,
+            "keep ≤ 1/4 of upstream",
+            met,
+        )
+    )
 
-    print(f"Medians of {ns.runs}; {platform.node() or 'this machine'}, {os.cpu_count()} cores, "
-          f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; Python {platform.python_version()}, "
-          f"node {_node_version()}; upstream: {pi_version}.")  # fmt: skip
+    print(
+        f"Medians of {ns.runs}; {platform.node() or 'this machine'}, {os.cpu_count()} cores, "
+        f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; Python {platform.python_version()}, "
+        f"node {_node_version()}; upstream: {pi_version}."
+    )
     print()
     print("| figure | upstream | atomic-host | ratio | goal | met? |")
     print("|---|---|---|---|---|---|")
@@ -684,17 +757,25 @@ async def run_all(ns: argparse.Namespace) -> None:
         print(f"| {r.figure} | {r.upstream} | {r.atomic} | {r.ratio} | {r.goal} | {r.met} |")
     print()
     print("ratio = atomic-host / reference (the floor in the first row, upstream elsewhere); < 1 is faster.")
-    print(f"- floor: `{Path(sys.executable).name} -c \"import asyncio\"` from {sys.prefix}, spawned the same way "
-          f"(write a get_state line, read to the first line/EOF); atomic-host spawned as `{' '.join(ours.command)}`.")  # fmt: skip
+    print(
+        f'- floor: `{Path(sys.executable).name} -c "import asyncio"` from {sys.prefix}, spawned the same way '
+        f"(write a get_state line, read to the first line/EOF); atomic-host spawned as `{' '.join(ours.command)}`."
+    )
     if a_ses:
         extra = f"; upstream {fmt_ms(u_ses.first_get_state)}" if u_ses and u_ses.first_get_state else ""
-        print(f"- {turns}: {2 * ns.turns:,} messages, session file {fmt_bytes(a_ses.file_bytes)}. The first "
-              f"`get_state` right after `switch_session`: atomic-host {fmt_ms(a_ses.first_get_state)}{extra}.")  # fmt: skip
+        print(
+            f"- {turns}: {2 * ns.turns:,} messages, session file {fmt_bytes(a_ses.file_bytes)}. The first "
+            f"`get_state` right after `switch_session`: atomic-host {fmt_ms(a_ses.first_get_state)}{extra}."
+        )
     for command, error in missing_upstream.items():
         print(f"- upstream `{command}` is —: pi {PI_VERSION} has no such RPC command (it answers {error!r}).")
     if a_bash or u_bash:
-        parts = [f"{name}: {b.delta_bytes:,} B as `bash_execution_update` deltas, {b.output_bytes:,} B in the "
-                 f"response `output`" for name, b in ((ours.name, a_bash), (up, u_bash)) if b]  # fmt: skip
+        parts = [
+            f"{name}: {b.delta_bytes:,} B as `bash_execution_update` deltas, {b.output_bytes:,} B in the "
+            f"response `output`"
+            for name, b in ((ours.name, a_bash), (up, u_bash))
+            if b
+        ]
         print(f"- bash bytes delivered per run (of {size:,}): " + "; ".join(parts) + ".")
     for agent in agents:
         if agent.peak_kib:
