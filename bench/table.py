@@ -1,27 +1,28 @@
 """The issue-12 table in one command: atomic-host against the interpreter floor and the upstream agent.
 
-    python bench/table.py [--runs N] [--no-upstream] [--pi-dir DIR] [--turns 2000] [--bash-mb 20]
+    python bench/table.py [--runs N] [--no-upstream] [--pi-dir DIR] [--turns 2000] [--bash-mb 20] [--samples]
 
 Prints a markdown table (figure | upstream | atomic-host | ratio | goal | met?) and footnotes.
-Every figure is the median of ``--runs`` (default 7) client-measured round trips, after untimed
+Every figure is the median of ``--runs`` (default 7) client-measured timings, after untimed
 warm-ups, in the same run on the same machine:
 
 - spawn → first ``get_state`` response: spawn the agent, write one ``get_state`` line, read one
   stdout line. The interpreter floor is ``python -c "import asyncio"`` from the same venv spawned
   the same way (its "line" is EOF). The three commands take turns, round-robin.
 - prompt → ``agent_end`` / first ``text_delta`` for a 200-delta reply: both agents use the same
-  scripted OpenAI-chat SSE server (tests/providers/sse_server.py, the reply of bench/agent_run.py)
-  running in a process of its own, configured as provider ``local``, model ``m1`` in each agent's
-  models.json; ``--no-session``, ``new_session`` between runs.
+  scripted OpenAI-chat SSE server (tests/providers/sse_server.py serving the reply of
+  bench/agent_run.py) in a process of its own, configured as provider ``local``, model ``m1`` in
+  each agent's models.json; ``--no-session``, ``new_session`` between runs.
 - 2,000-turn session: each agent gets the same conversation in its own session file (atomic-host
-  through its store; upstream as the JSONL its docs/session-format.md describes), starts on a
+  through its own store; upstream as the JSONL its docs/session-format.md describes), starts on a
   2-turn session and is timed on ``switch_session`` to the long one (alternating with the short
-  one, so every switch loads), then on each read command with the long session open. Times are
-  to the arrival of the complete response line (the client's own JSON parsing is not counted).
+  one, so every switch loads), then on each read command with the long session open.
 - direct ``bash`` printing ``--bash-mb`` MB: time to the response, and the bytes the client got
   (``bash_execution_update`` deltas and the response's ``output``).
-- peak memory: VmHWM of the agent's process (atomic-host: the Python process; upstream: node),
+- peak memory: VmHWM of the agent's own process (atomic-host: the Python process; upstream: node),
   the largest over the processes of the three phases above.
+
+Times end when the complete response (or event) line has arrived, before the client parses it.
 
 The upstream yardstick is ``@mariozechner/pi-coding-agent@0.73.1``, installed with npm into a
 temporary dir (or ``--pi-dir``, kept for the next run) and run as ``pi --mode rpc`` with
@@ -47,6 +48,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +66,32 @@ from atomic_host.session.store.base import default_session_dir, open_store  # no
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
 PI_VERSION = "0.73.1"
+ATOMIC, UPSTREAM, FLOOR = "atomic-host", "upstream", "floor"
 GET_STATE = b'{"type":"get_state","id":"s"}\n'
 MODEL = ("local", "m1")
 DELTAS = agent_run.DELTAS
 READS = ("get_messages", "get_state", "get_session_stats", "get_fork_messages", "get_tree", "get_entries")
+
+
+@dataclass
+class Results:
+    samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    """figure key → agent → timings (ms)."""
+    unsupported: dict[str, str] = field(default_factory=dict)
+    """Read commands upstream refused → its error."""
+    failures: list[str] = field(default_factory=list)
+    bash_bytes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """agent → (fewest delta bytes in a run, response output bytes)."""
+    peak_kib: dict[str, dict[str, int]] = field(default_factory=dict)
+    """agent → phase → VmHWM."""
+    session_bytes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, key: str, agent: str, ms: float) -> None:
+        self.samples.setdefault(key, {}).setdefault(agent, []).append(ms)
+
+    def median(self, key: str, agent: str) -> float | None:
+        values = self.samples.get(key, {}).get(agent)
+        return statistics.median(values) if values else None
 
 
 # -- the scripted LLM server (a process of its own) ------------------------------------------------
@@ -89,18 +113,18 @@ class _Forever:
         pass
 
 
+class _Discard(list):
+    def append(self, _item: Any) -> None:
+        pass
+
+
 def serve() -> None:
     sse = agent_run.sse
     with sse.SSEServer() as server:
         server.replies = _Forever(sse.Reply(chunks=agent_run.reply()))  # type: ignore[assignment]
-        server.requests = _Discard()  # type: ignore[assignment]
+        server.requests = _Discard()  # keep no request bodies
         print(server.base_url, flush=True)
         sys.stdin.read()  # until the bench closes our stdin
-
-
-class _Discard(list):
-    def append(self, _item: Any) -> None:
-        pass
 
 
 class Server:
@@ -129,11 +153,9 @@ class Agent:
     dir_var: str
     """The env var naming the agent dir."""
     extra_env: dict[str, str] = field(default_factory=dict)
-    peak_kib: dict[str, int] = field(default_factory=dict)
-    """VmHWM per phase."""
 
     def sandbox(self, root: Path, base_url: str) -> tuple[dict[str, str], Path]:
-        """A fresh agent dir (with the local model), home and cwd under ``root``: (env, cwd)."""
+        """A fresh agent dir (models.json with the local model), home, tmp and cwd under ``root``."""
         for sub in ("home", "agent", "work", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         provider, model = MODEL
@@ -151,19 +173,15 @@ class Agent:
         env[self.dir_var] = str(root / "agent")
         return env, (root / "work").resolve()
 
-    @property
-    def is_upstream(self) -> bool:
-        return self.name == "upstream"
-
 
 def atomic_agent() -> Agent:
     script = Path(sys.executable).parent / "atomic"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "atomic_host"]
-    return Agent("atomic-host", [*command, "--mode", "rpc"], "ATOMIC_CODING_AGENT_DIR")
+    return Agent(ATOMIC, [*command, "--mode", "rpc"], "ATOMIC_CODING_AGENT_DIR")
 
 
 def pi_agent(bin_path: Path) -> Agent:
-    return Agent("upstream", [str(bin_path), "--mode", "rpc"], "PI_CODING_AGENT_DIR", {"PI_OFFLINE": "1"})
+    return Agent(UPSTREAM, [str(bin_path), "--mode", "rpc"], "PI_CODING_AGENT_DIR", {"PI_OFFLINE": "1"})
 
 
 def install_pi(prefix: Path) -> Path:
@@ -177,20 +195,9 @@ def install_pi(prefix: Path) -> Path:
         raise RuntimeError("npm not found")
     prefix.mkdir(parents=True, exist_ok=True)
     print(f"installing {PI_PACKAGE}@{PI_VERSION} into {prefix} ...", file=sys.stderr, flush=True)
-    subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(prefix),
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            f"{PI_PACKAGE}@{PI_VERSION}",
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    flags = ["--no-audit", "--no-fund", "--loglevel=error"]
+    spec = f"{PI_PACKAGE}@{PI_VERSION}"
+    subprocess.run([npm, "install", "--prefix", str(prefix), *flags, spec], check=True, stdout=subprocess.DEVNULL)
     if not bin_path.exists():
         raise RuntimeError(f"npm install left no {bin_path}")
     return bin_path
@@ -203,7 +210,6 @@ class TimedClient(RpcClient):
         super().__init__(*args, **kwargs)
         self.line_at = 0.0
         self.arrived: dict[str, float] = {}
-
         self.types: dict[str, str] = {}
         """Pending request id → command type."""
 
@@ -216,7 +222,7 @@ class TimedClient(RpcClient):
             self.responses.clear()
             rid = response.get("id")
             if rid is None:
-                # pi answers an unknown command without its id: give it to the oldest pending
+                # pi answers an unknown command without its id: it belongs to the oldest pending
                 # request of that type.
                 rid = next((i for i, t in self.types.items() if t == response.get("command")), None)
                 fut = self._pending.pop(rid, None) if rid is not None else None
@@ -226,13 +232,12 @@ class TimedClient(RpcClient):
             self.types.pop(str(rid), None)
 
     async def timed(self, command: dict[str, Any], timeout: float = 120) -> tuple[float, dict[str, Any]]:
-        """(seconds to the complete response line, the response)."""
-        rid = f"t{len(self.arrived)}-{time.perf_counter_ns()}"
-        command = {**command, "id": command.get("id", rid)}
+        """(ms to the complete response line, the response)."""
+        command = {**command, "id": command.get("id", f"t{time.perf_counter_ns()}")}
         self.types[str(command["id"])] = command["type"]
         start = time.perf_counter()
         response = await self.request(command, timeout)
-        return self.arrived.pop(str(command["id"])) - start, response
+        return (self.arrived.pop(str(command["id"])) - start) * 1000, response
 
     async def ok(self, command: dict[str, Any], timeout: float = 120) -> tuple[float, dict[str, Any]]:
         elapsed, response = await self.timed(command, timeout)
@@ -248,17 +253,17 @@ async def open_client(agent: Agent, args: list[str], env: dict[str, str], cwd: P
     return client
 
 
-async def close_client(agent: Agent, client: TimedClient, phase: str) -> None:
+async def close_client(agent: Agent, client: TimedClient, phase: str, res: Results) -> None:
     assert client.proc is not None
-    agent.peak_kib[phase] = vm_hwm_kib(client.proc.pid)
+    res.peak_kib.setdefault(agent.name, {})[phase] = vm_hwm_kib(client.proc.pid)
     await client.close()
 
 
 # -- startup ----------------------------------------------------------------------------------------
 
 
-def first_line_s(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
-    """Spawn, write one get_state line, read one stdout line: (seconds, the line)."""
+def first_line_ms(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
+    """Spawn, write one get_state line, read one stdout line: (ms, the line)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd
@@ -270,7 +275,7 @@ def first_line_s(command: list[str], env: dict[str, str], cwd: Path) -> tuple[fl
     except BrokenPipeError:
         pass  # the floor exits without reading
     line = proc.stdout.readline()
-    elapsed = time.perf_counter() - start
+    elapsed = (time.perf_counter() - start) * 1000
     try:
         proc.stdin.close()
     except BrokenPipeError:
@@ -283,33 +288,35 @@ def first_line_s(command: list[str], env: dict[str, str], cwd: Path) -> tuple[fl
     return elapsed, line
 
 
-def bench_startup(agents: list[Agent], base_url: str, tmp: Path, runs: int) -> dict[str, list[float]]:
-    model = ["--model", "/".join(MODEL)]
+def bench_startup(agents: list[Agent], base_url: str, tmp: Path, runs: int, res: Results) -> None:
     setups: list[tuple[str, list[str], dict[str, str], Path]] = []
     for agent in agents:
         env, cwd = agent.sandbox(tmp / "startup" / agent.name, base_url)
-        setups.append((agent.name, [*agent.command, *model], env, cwd))
-    floor_env, floor_cwd = atomic_agent().sandbox(tmp / "startup" / "floor", base_url)
-    setups.append(("floor", [sys.executable, "-c", "import asyncio"], floor_env, floor_cwd))
-    times: dict[str, list[float]] = {name: [] for name, *_ in setups}
+        setups.append((agent.name, [*agent.command, "--model", "/".join(MODEL)], env, cwd))
+    env, cwd = atomic_agent().sandbox(tmp / "startup" / FLOOR, base_url)
+    setups.append((FLOOR, [sys.executable, "-c", "import asyncio"], env, cwd))
+    broken: set[str] = set()
     for i in range(runs + 1):  # round 0 warms the bytecode and page caches
         k = i % len(setups)
         for name, command, env, cwd in setups[k:] + setups[:k]:
-            elapsed, line = first_line_s(command, env, cwd)
-            if name != "floor" and b'"success":true' not in line.replace(b" ", b""):
-                raise RuntimeError(f"{name}: unexpected first line {line[:300]!r}")
-            if i:
-                times[name].append(elapsed * 1000)
-    return times
+            if name in broken:
+                continue
+            elapsed, line = first_line_ms(command, env, cwd)
+            if name != FLOOR and b'"success":true' not in line.replace(b" ", b""):
+                if name == ATOMIC:
+                    raise RuntimeError(f"{name}: unexpected first line {line[:300]!r}")
+                res.failures.append(f"{name} startup could not be measured: first line {line[:200]!r}")
+                broken.add(name)
+            elif i:
+                res.add("startup", name, elapsed)
 
 
 # -- prompt → agent_end -----------------------------------------------------------------------------
 
 
-async def bench_run(agent: Agent, base_url: str, root: Path, runs: int) -> tuple[list[float], list[float]]:
+async def bench_run(agent: Agent, base_url: str, root: Path, runs: int, res: Results) -> None:
     env, cwd = agent.sandbox(root, base_url)
     client = await open_client(agent, ["--model", "/".join(MODEL), "--no-session"], env, cwd, root / "stderr.log")
-    firsts, ends = [], []
     try:
         await client.ok({"type": "get_state"})
         for i in range(runs + 2):  # two warm-up runs (imports, JIT, connection pool)
@@ -339,29 +346,28 @@ async def bench_run(agent: Agent, base_url: str, root: Path, runs: int) -> tuple
             client.events.clear()
             client.lines.clear()
             if i >= 2:
-                firsts.append((marks["first"] - start) * 1000)
-                ends.append((marks["end"] - start) * 1000)
+                res.add("first_delta", agent.name, (marks["first"] - start) * 1000)
+                res.add("agent_end", agent.name, (marks["end"] - start) * 1000)
     finally:
-        await close_client(agent, client, "prompt runs")
-    return firsts, ends
+        await close_client(agent, client, "prompt runs", res)
 
 
 # -- the 2,000-turn session --------------------------------------------------------------------------
 
 
 def _messages(turns: int) -> list[dict[str, Any]]:
-    out = []
+    """bench/sessions_store.py's conversation (200-char questions, 600-char answers), by the local model."""
     provider, model = MODEL
+    out = []
     for i in range(turns):
         out.append(sessions_store._user(2 * i))
-        out.append(
-            {**sessions_store._assistant(2 * i), "api": "openai-completions", "provider": provider, "model": model}
-        )
+        answer = sessions_store._assistant(2 * i)
+        out.append({**answer, "api": "openai-completions", "provider": provider, "model": model})
     return out
 
 
 def atomic_sessions(agent_dir: Path, cwd: Path, turns: int) -> tuple[str, str]:
-    """Small and long session through atomic-host's own store: their ids."""
+    """A 2-turn and a ``turns``-turn session written by atomic-host's own store: their ids."""
     store = open_store("jsonl", agent_dir, None, str(cwd), fsync="never")
     ids = []
     for n in (2, turns):
@@ -381,8 +387,8 @@ def _iso(ms: int) -> str:
 
 
 def pi_session_file(directory: Path, cwd: Path, turns: int) -> Path:
-    """A session in pi's JSONL format (docs/session-format.md of the package): header, then entries
-    chained by ``parentId``; ids are 8 hex chars."""
+    """A session in pi's JSONL format (docs/session-format.md of the package): a version-3 header,
+    then entries chained by ``parentId`` with 8-hex-char ids."""
     base = int(time.time() * 1000) - 10_000_000
     session_id = str(uuid.uuid4())
     header = {"type": "session", "version": 3, "id": session_id, "timestamp": _iso(base), "cwd": str(cwd)}
@@ -407,85 +413,63 @@ def pi_session_file(directory: Path, cwd: Path, turns: int) -> Path:
     return path
 
 
-@dataclass
-class SessionResult:
-    ms: dict[str, float] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    first_get_state: float = 0.0
-    file_bytes: int = 0
-
-
-async def bench_sessions(agent: Agent, base_url: str, root: Path, turns: int, runs: int) -> SessionResult:
+async def bench_sessions(agent: Agent, base_url: str, root: Path, turns: int, runs: int, res: Results) -> None:
     env, cwd = agent.sandbox(root, base_url)
-    agent_dir = root / "agent"
-    result = SessionResult()
-    if agent.is_upstream:
-        directory = default_session_dir(agent_dir, str(cwd))
+    directory = default_session_dir(root / "agent", str(cwd))
+    if agent.name == UPSTREAM:
         small_path, long_path = pi_session_file(directory, cwd, 2), pi_session_file(directory, cwd, turns)
         start_at, small, long = str(small_path), {"sessionPath": str(small_path)}, {"sessionPath": str(long_path)}
-        result.file_bytes = long_path.stat().st_size
     else:
-        small_id, long_id = atomic_sessions(agent_dir, cwd, turns)
+        small_id, long_id = atomic_sessions(root / "agent", cwd, turns)
         start_at, small, long = small_id, {"sessionId": small_id}, {"sessionId": long_id}
-        result.file_bytes = max(p.stat().st_size for p in default_session_dir(agent_dir, str(cwd)).glob("*.jsonl"))
+    res.session_bytes[agent.name] = max(p.stat().st_size for p in directory.glob("*.jsonl"))
     args = ["--model", "/".join(MODEL), "--session", start_at]
     client = await open_client(agent, args, env, cwd, root / "stderr.log")
     try:
         await client.ok({"type": "get_state"})
-        switches, firsts = [], []
         for i in range(runs + 1):  # round 0 is a warm-up
-            elapsed, _ = await client.ok({"type": "switch_session", **long})
+            switch, _ = await client.ok({"type": "switch_session", **long})
             first, _ = await client.ok({"type": "get_state"})
             await client.ok({"type": "switch_session", **small})
             if i:
-                switches.append(elapsed * 1000)
-                firsts.append(first * 1000)
-        result.ms["switch_session"] = statistics.median(switches)
-        result.first_get_state = statistics.median(firsts)
+                res.add("switch_session", agent.name, switch)
+                res.add("first_get_state", agent.name, first)
         await client.ok({"type": "switch_session", **long})
         _, response = await client.ok({"type": "get_messages"})
-        count = len(response["data"]["messages"])
-        if count != 2 * turns:
+        if (count := len(response["data"]["messages"])) != 2 * turns:
             raise RuntimeError(f"the long session has {count} messages, not {2 * turns}")
         for command in READS:
-            elapsed, response = await client.timed({"type": command})
+            _, response = await client.timed({"type": command})  # a warm-up, or the refusal
             if not response.get("success"):
-                result.errors[command] = str(response.get("error"))
+                if agent.name == ATOMIC:
+                    raise RuntimeError(f"{command}: {response.get('error')}")
+                res.unsupported[command] = str(response.get("error"))
                 continue
-            times = [(await client.ok({"type": command}))[0] * 1000 for _ in range(runs)]
-            result.ms[command] = statistics.median(times)
+            for _ in range(runs):
+                res.add(command, agent.name, (await client.ok({"type": command}))[0])
             client.lines.clear()
     finally:
-        await close_client(agent, client, "session")
-    return result
+        await close_client(agent, client, "session", res)
 
 
 # -- direct bash ------------------------------------------------------------------------------------
 
 
-@dataclass
-class BashResult:
-    ms: float
-    delta_bytes: int
-    output_bytes: int
-
-
-async def bench_bash(agent: Agent, base_url: str, root: Path, size: int, runs: int) -> BashResult:
+async def bench_bash(agent: Agent, base_url: str, root: Path, size: int, runs: int, res: Results) -> None:
     env, cwd = agent.sandbox(root, base_url)
     command = f"yes 'the quick brown fox jumps over the lazy dog' | head -c {size}"
     client = await open_client(agent, ["--model", "/".join(MODEL), "--no-session"], env, cwd, root / "stderr.log")
-    times, deltas, outputs = [], [], []
+    deltas, outputs = [], []
     try:
         await client.ok({"type": "get_state"})
         await client.ok({"type": "bash", "command": "echo warm", "id": "warm"})
         for run in range(runs):
-            counted = 0
+            counted = [0]
             rid = f"bench-{run}"
 
-            def on_event(event: dict[str, Any], rid: str = rid) -> None:
-                nonlocal counted
+            def on_event(event: dict[str, Any], rid: str = rid, counted: list[int] = counted) -> None:
                 if event.get("type") == "bash_execution_update" and event.get("id") == rid:
-                    counted += len(event["delta"].encode())
+                    counted[0] += len(event["delta"].encode())
 
             off = client.on_event(on_event)
             elapsed, response = await client.ok({"type": "bash", "command": command, "id": rid}, timeout=600)
@@ -493,14 +477,14 @@ async def bench_bash(agent: Agent, base_url: str, root: Path, size: int, runs: i
             data = response["data"]
             if data.get("exitCode") != 0:
                 raise RuntimeError(f"bash exit code {data.get('exitCode')}")
-            times.append(elapsed * 1000)
-            deltas.append(counted)
+            res.add("bash", agent.name, elapsed)
+            deltas.append(counted[0])
             outputs.append(len(data.get("output", "").encode()))
-            client.events.clear()
+            client.events.clear()  # the client keeps nothing across runs
             client.lines.clear()
     finally:
-        await close_client(agent, client, "bash")
-    return BashResult(statistics.median(times), min(deltas), statistics.median(outputs))
+        await close_client(agent, client, "bash", res)
+    res.bash_bytes[agent.name] = (min(deltas), int(statistics.median(outputs)))
 
 
 # -- the table --------------------------------------------------------------------------------------
@@ -524,267 +508,115 @@ def fmt_bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
-@dataclass
-class Row:
-    figure: str
-    upstream: str
-    atomic: str
-    ratio: str
-    goal: str
-    met: str
-
-
-def relative(ours: float | None, theirs: float | None, ok: Callable[[float], bool]) -> tuple[str, str]:
-    """(ratio cell, met cell) for a goal on ours / theirs."""
-    if ours is None or theirs is None or theirs <= 0:
+def judged(ours: float | None, ref: float | None, ok: Callable[[float], bool], unit: str = "×") -> tuple[str, str]:
+    """(ratio cell, met cell) for a goal on ours / ref."""
+    if ours is None or ref is None or ref <= 0:
         return "—", "—"
-    ratio = ours / theirs
-    return f"{ratio:.2f}×", "yes" if ok(ratio) else "**no**"
+    ratio = ours / ref
+    return f"{ratio:.2f}{unit}", "yes" if ok(ratio) else "**no**"
 
 
-def absolute(ours: float | None, limit: float) -> str:
-    if ours is None:
-        return "—"
-    return "yes" if ours <= limit else "**no**"
+def rows(res: Results, ns: argparse.Namespace) -> list[tuple[str, str, str, str, str, str]]:
+    out = []
 
+    def timed_row(figure: str, key: str, goal: str, ok: Callable[[float], bool], ref: str = UPSTREAM) -> None:
+        ours, theirs = res.median(key, ATOMIC), res.median(key, ref)
+        ratio, met = judged(ours, theirs, ok, "× floor" if ref == FLOOR else "×")
+        shown = f"floor {fmt_ms(theirs)}" if ref == FLOOR else fmt_ms(theirs)
+        out.append((figure, shown, fmt_ms(ours), ratio, goal, met))
 
-def median_or_none(values: list[float] | None) -> float | None:
-    return statistics.median(values) if values else None
+    spawn = "spawn → first `get_state` response"
+    timed_row(f"{spawn}, vs the interpreter floor", "startup", "≤ 1.3× the floor", lambda r: r <= 1.3, FLOOR)
+    timed_row(f"{spawn}, vs upstream", "startup", "ahead of upstream", lambda r: r < 1)
+    timed_row(f"prompt → `agent_end`, {DELTAS} deltas", "agent_end", "≥ 2× faster than upstream", lambda r: r <= 0.5)
+    timed_row("prompt → first `text_delta`", "first_delta", "≥ 1.5× faster", lambda r: r <= 1 / 1.5)
+    session = f"{ns.turns:,}-turn session"
+    for command in ("get_messages", "get_state", "get_session_stats", "get_fork_messages"):
+        timed_row(f"{session}: `{command}`", command, "≤ upstream", lambda r: r <= 1)
+    timed_row(f"{session}: `switch_session`", "switch_session", "≥ 2× faster", lambda r: r <= 0.5)
+    for command, limit in (("get_tree", 50.0), ("get_entries", 10.0)):
+        ours, theirs = res.median(command, ATOMIC), res.median(command, UPSTREAM)
+        ratio, _ = judged(ours, theirs, lambda r: True)
+        met = "—" if ours is None else "yes" if ours <= limit else "**no**"
+        out.append((f"{session}: `{command}`", fmt_ms(theirs), fmt_ms(ours), ratio, f"≤ {limit:g} ms", met))
 
-
-async def run_all(ns: argparse.Namespace) -> None:
-    notes: list[str] = []
-    tmp = Path(tempfile.mkdtemp(prefix="atomic-table-"))
-    server = Server()
-    agents = [atomic_agent()]
-    pi_version = "not run (--no-upstream)"
-    try:
-        if not ns.no_upstream:
-            try:
-                prefix = Path(ns.pi_dir) if ns.pi_dir else tmp / "pi"
-                agents.append(pi_agent(install_pi(prefix)))
-                pi_version = f"{PI_PACKAGE}@{PI_VERSION}"
-            except Exception as exc:
-                pi_version = f"not installed ({exc})"
-                notes.append(f"upstream not installed: {exc}")
-        upstream = next((a for a in agents if a.is_upstream), None)
-        ours = agents[0]
-        failures: dict[tuple[str, str], str] = {}
-
-        async def attempt(agent: Agent, phase: str, coro: Any) -> Any:
-            print(f"  {agent.name}: {phase} ...", file=sys.stderr, flush=True)
-            start = time.perf_counter()
-            try:
-                return await coro
-            except Exception as exc:
-                print(f"  {agent.name}: {phase} failed: {exc!r}", file=sys.stderr, flush=True)
-                failures[(agent.name, phase)] = f"{type(exc).__name__}: {exc}"
-                if not agent.is_upstream:
-                    raise
-                return None
-            finally:
-                print(f"  {agent.name}: {phase} {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-
-        print("startup ...", file=sys.stderr, flush=True)
-        try:
-            startup = bench_startup(agents, server.base_url, tmp, ns.runs)
-        except RuntimeError as exc:
-            if upstream is None or "upstream" not in str(exc):
-                raise
-            failures[("upstream", "startup")] = str(exc)
-            startup = bench_startup([ours], server.base_url, tmp, ns.runs)
-        runs: dict[str, Any] = {}
-        sessions: dict[str, Any] = {}
-        bash: dict[str, Any] = {}
-        for agent in agents:
-            runs[agent.name] = await attempt(
-                agent, "prompt runs", bench_run(agent, server.base_url, tmp / "run" / agent.name, ns.runs)
-            )
-            sessions[agent.name] = await attempt(
-                agent,
-                "session",
-                bench_sessions(agent, server.base_url, tmp / "sessions" / agent.name, ns.turns, ns.runs),
-            )
-            bash[agent.name] = await attempt(
-                agent,
-                "bash",
-                bench_bash(agent, server.base_url, tmp / "bash" / agent.name, ns.bash_mb * 1_000_000, ns.runs),
-            )
-    finally:
-        server.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-    rows: list[Row] = []
-    up = upstream.name if upstream else None
-
-    def get(d: dict[str, Any], name: str | None) -> Any:
-        return d.get(name) if name else None
-
-    floor = median_or_none(startup.get("floor"))
-    a_start = median_or_none(startup.get(ours.name))
-    u_start = median_or_none(startup.get(up)) if up else None
-    ratio, met = relative(a_start, floor, lambda r: r <= 1.3)
-    rows.append(
-        Row(
-            "spawn → first `get_state` response, vs the interpreter floor",
-            f"floor {fmt_ms(floor)}",
-            fmt_ms(a_start),
-            ratio.replace("×", "× floor"),
-            "≤ 1.3× the floor",
-            met,
-        )
-    )
-    ratio, met = relative(a_start, u_start, lambda r: r < 1)
-    rows.append(
-        Row(
-            "spawn → first `get_state` response, vs upstream",
-            fmt_ms(u_start),
-            fmt_ms(a_start),
-            ratio,
-            "ahead of upstream",
-            met,
-        )
-    )
-
-    a_run, u_run = runs.get(ours.name), get(runs, up)
-    a_first, a_end = (median_or_none(a_run[0]), median_or_none(a_run[1])) if a_run else (None, None)
-    u_first, u_end = (median_or_none(u_run[0]), median_or_none(u_run[1])) if u_run else (None, None)
-    ratio, met = relative(a_end, u_end, lambda r: r <= 0.5)
-    rows.append(
-        Row(
-            f"prompt → `agent_end`, {DELTAS} deltas",
-            fmt_ms(u_end),
-            fmt_ms(a_end),
-            ratio,
-            "≥ 2× faster than upstream",
-            met,
-        )
-    )
-    ratio, met = relative(a_first, u_first, lambda r: r <= 1 / 1.5)
-    rows.append(Row("prompt → first `text_delta`", fmt_ms(u_first), fmt_ms(a_first), ratio, "≥ 1.5× faster", met))
-
-    a_ses: SessionResult | None = sessions.get(ours.name)
-    u_ses: SessionResult | None = get(sessions, up)
-    turns = f"{ns.turns:,}-turn session"
-    goals: dict[str, tuple[str, Callable[[float], bool]]] = {
-        "get_messages": ("≤ upstream", lambda r: r <= 1),
-        "get_state": ("≤ upstream", lambda r: r <= 1),
-        "get_session_stats": ("≤ upstream", lambda r: r <= 1),
-        "get_fork_messages": ("≤ upstream", lambda r: r <= 1),
-        "switch_session": ("≥ 2× faster", lambda r: r <= 0.5),
-    }
-    limits = {"get_tree": 50.0, "get_entries": 10.0}
-    missing_upstream: dict[str, str] = {}
-    for command in (
-        "get_messages",
-        "get_state",
-        "get_session_stats",
-        "get_fork_messages",
-        "switch_session",
-        "get_tree",
-        "get_entries",
-    ):
-        a_ms = a_ses.ms.get(command) if a_ses else None
-        u_ms = u_ses.ms.get(command) if u_ses else None
-        if u_ses and command in u_ses.errors:
-            missing_upstream[command] = u_ses.errors[command]
-        if command in limits:
-            limit = limits[command]
-            ratio, _ = relative(a_ms, u_ms, lambda r: True)
-            rows.append(
-                Row(
-                    f"{turns}: `{command}`", fmt_ms(u_ms), fmt_ms(a_ms), ratio, f"≤ {limit:g} ms", absolute(a_ms, limit)
-                )
-            )
-        else:
-            goal, ok = goals[command]
-            ratio, met = relative(a_ms, u_ms, ok)
-            rows.append(Row(f"{turns}: `{command}`", fmt_ms(u_ms), fmt_ms(a_ms), ratio, goal, met))
-
-    a_bash: BashResult | None = bash.get(ours.name)
-    u_bash: BashResult | None = get(bash, up)
     size = ns.bash_mb * 1_000_000
 
-    def bash_cell(b: BashResult | None) -> str:
-        if b is None:
+    def bash_cell(agent: str) -> str:
+        ms = res.median("bash", agent)
+        if ms is None:
             return "—"
-        got = (
-            "every byte as deltas"
-            if b.delta_bytes == size
-            else f"{fmt_bytes(b.delta_bytes)} as deltas"
-            if b.delta_bytes
-            else f"{fmt_bytes(b.output_bytes)} of it, in the response"
-        )
-        return f"{fmt_ms(b.ms)} ({got})"
+        delta_bytes, output_bytes = res.bash_bytes[agent]
+        if delta_bytes == size:
+            got = "every byte as deltas"
+        elif delta_bytes:
+            got = f"{fmt_bytes(delta_bytes)} as deltas"
+        else:
+            got = f"{fmt_bytes(output_bytes)} of it, in the response"
+        return f"{fmt_ms(ms)} ({got})"
 
-    ratio, met = relative(a_bash.ms if a_bash else None, u_bash.ms if u_bash else None, lambda r: r < 1)
-    if a_bash is not None and a_bash.delta_bytes != size:
+    ratio, met = judged(res.median("bash", ATOMIC), res.median("bash", UPSTREAM), lambda r: r < 1)
+    if ATOMIC in res.bash_bytes and res.bash_bytes[ATOMIC][0] != size:
         met = "**no**"
-    rows.append(
-        Row(
-            f"{ns.bash_mb} MB direct `bash` → response",
-            bash_cell(u_bash),
-            bash_cell(a_bash),
-            ratio,
-            "keep: ahead of upstream, every byte as deltas",
-            met,
-        )
-    )
+    goal = "keep: ahead of upstream, every byte as deltas"
+    out.append((f"{ns.bash_mb} MB direct `bash` → response", bash_cell(UPSTREAM), bash_cell(ATOMIC), ratio, goal, met))
 
-    a_peak = max(ours.peak_kib.values()) / 1024 if ours.peak_kib else None
-    u_peak = max(upstream.peak_kib.values()) / 1024 if upstream and upstream.peak_kib else None
-    ratio, met = relative(a_peak, u_peak, lambda r: r <= 0.25)
-    rows.append(
-        Row(
-            "peak memory (VmHWM of the agent process)",
-            f"{u_peak:.0f} MiB" if u_peak else "—",
-            f"{a_peak:.0f} MiB" if a_peak else "—",
-            ratio,
-            "keep ≤ 1/4 of upstream",
-            met,
-        )
-    )
+    def peak(agent: str) -> float | None:
+        phases = res.peak_kib.get(agent)
+        return max(phases.values()) / 1024 if phases else None
 
+    ours, theirs = peak(ATOMIC), peak(UPSTREAM)
+    ratio, met = judged(ours, theirs, lambda r: r <= 0.25)
+    cells = [f"{v:.0f} MiB" if v is not None else "—" for v in (theirs, ours)]
+    out.append(("peak memory (VmHWM of the agent process)", *cells, ratio, "keep ≤ 1/4 of upstream", met))
+    return out
+
+
+def report(res: Results, ns: argparse.Namespace, agents: list[Agent], upstream_note: str) -> None:
+    now = datetime.datetime.now().astimezone()
     print(
-        f"Medians of {ns.runs}; {platform.node() or 'this machine'}, {os.cpu_count()} cores, "
-        f"{datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; Python {platform.python_version()}, "
-        f"node {_node_version()}; upstream: {pi_version}."
+        f"Medians of {ns.runs}, {now:%Y-%m-%d %H:%M %Z}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+        f"node {_node_version()}; upstream: {upstream_note}."
     )
     print()
     print("| figure | upstream | atomic-host | ratio | goal | met? |")
     print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r.figure} | {r.upstream} | {r.atomic} | {r.ratio} | {r.goal} | {r.met} |")
+    for row in rows(res, ns):
+        print("| " + " | ".join(row) + " |")
     print()
-    print("ratio = atomic-host / reference (the floor in the first row, upstream elsewhere); < 1 is faster.")
+    print("ratio = atomic-host / reference (the floor in the first row, upstream elsewhere); < 1 is faster or smaller.")
+    ours = next(a for a in agents if a.name == ATOMIC)
     print(
-        f'- floor: `{Path(sys.executable).name} -c "import asyncio"` from {sys.prefix}, spawned the same way '
-        f"(write a get_state line, read to the first line/EOF); atomic-host spawned as `{' '.join(ours.command)}`."
+        f'- floor: `python -c "import asyncio"` with {sys.executable}, spawned the same way (write a get_state '
+        f"line, read to the first line or EOF); atomic-host spawned as `{' '.join(ours.command)} --model local/m1`."
     )
-    if a_ses:
-        extra = f"; upstream {fmt_ms(u_ses.first_get_state)}" if u_ses and u_ses.first_get_state else ""
-        print(
-            f"- {turns}: {2 * ns.turns:,} messages, session file {fmt_bytes(a_ses.file_bytes)}. The first "
-            f"`get_state` right after `switch_session`: atomic-host {fmt_ms(a_ses.first_get_state)}{extra}."
+    if ATOMIC in res.session_bytes:
+        firsts = ", ".join(
+            f"{a} {fmt_ms(res.median('first_get_state', a))}" for a in (ATOMIC, UPSTREAM) if a in res.session_bytes
         )
-    for command, error in missing_upstream.items():
+        sizes = ", ".join(f"{a} {fmt_bytes(n)}" for a, n in res.session_bytes.items())
+        print(
+            f"- {ns.turns:,}-turn session: {2 * ns.turns:,} messages; session file {sizes}. "
+            f"The first `get_state` right after each `switch_session`: {firsts}."
+        )
+    for command, error in res.unsupported.items():
         print(f"- upstream `{command}` is —: pi {PI_VERSION} has no such RPC command (it answers {error!r}).")
-    if a_bash or u_bash:
+    if res.bash_bytes:
         parts = [
-            f"{name}: {b.delta_bytes:,} B as `bash_execution_update` deltas, {b.output_bytes:,} B in the "
-            f"response `output`"
-            for name, b in ((ours.name, a_bash), (up, u_bash))
-            if b
+            f"{a} {d:,} B as `bash_execution_update` deltas and {o:,} B in the response `output`"
+            for a, (d, o) in res.bash_bytes.items()
         ]
-        print(f"- bash bytes delivered per run (of {size:,}): " + "; ".join(parts) + ".")
-    for agent in agents:
-        if agent.peak_kib:
-            phases = ", ".join(f"{k} {v / 1024:.0f} MiB" for k, v in agent.peak_kib.items())
-            print(f"- VmHWM of {agent.name} per phase: {phases}.")
-    for (name, phase), error in failures.items():
-        print(f"- {name} {phase} could not be measured (—): {error}")
-    for note in notes:
-        print(f"- {note}")
+        print(f"- bash bytes delivered per run (of {ns.bash_mb * 1_000_000:,}): " + "; ".join(parts) + ".")
+    for agent, phases in res.peak_kib.items():
+        listed = ", ".join(f"{phase} {kib / 1024:.0f} MiB" for phase, kib in phases.items())
+        print(f"- VmHWM of {agent} by phase: {listed}.")
+    for failure in res.failures:
+        print(f"- {failure}")
+    if ns.samples:
+        print()
+        for key, by_agent in res.samples.items():
+            for agent, values in by_agent.items():
+                print(f"- samples {key} {agent}: " + ", ".join(f"{v:.2f}" for v in values))
 
 
 def _node_version() -> str:
@@ -797,6 +629,47 @@ def _node_version() -> str:
         return "unknown"
 
 
+async def measure(ns: argparse.Namespace) -> None:
+    res = Results()
+    tmp = Path(tempfile.mkdtemp(prefix="atomic-table-"))
+    server = Server()
+    agents = [atomic_agent()]
+    upstream_note = "not run (--no-upstream)"
+    try:
+        if not ns.no_upstream:
+            try:
+                agents.append(pi_agent(install_pi(Path(ns.pi_dir) if ns.pi_dir else tmp / "pi")))
+                upstream_note = f"{PI_PACKAGE}@{PI_VERSION}, `pi --mode rpc`"
+            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+                upstream_note = "not installed"
+                res.failures.append(f"upstream not installed, its column is —: {exc}")
+
+        print("startup ...", file=sys.stderr, flush=True)
+        bench_startup(agents, server.base_url, tmp, ns.runs, res)
+        size = ns.bash_mb * 1_000_000
+        for agent in agents:
+            url, runs = server.base_url, ns.runs
+            phases = [
+                ("prompt runs", partial(bench_run, agent, url, tmp / "run" / agent.name, runs, res)),
+                ("session", partial(bench_sessions, agent, url, tmp / "ses" / agent.name, ns.turns, runs, res)),
+                ("bash", partial(bench_bash, agent, url, tmp / "bash" / agent.name, size, runs, res)),
+            ]
+            for phase, run_phase in phases:
+                start = time.perf_counter()
+                try:
+                    await run_phase()
+                except Exception as exc:
+                    if agent.name == ATOMIC:
+                        raise
+                    res.failures.append(f"{agent.name} {phase} could not be measured (—): {type(exc).__name__}: {exc}")
+                took = time.perf_counter() - start
+                print(f"  {agent.name}: {phase} {took:.1f} s", file=sys.stderr, flush=True)
+    finally:
+        server.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    report(res, ns, agents, upstream_note)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs per figure; medians (default 7)")
@@ -804,8 +677,8 @@ def main() -> None:
     parser.add_argument("--pi-dir", help="npm prefix for the upstream agent, kept between runs (default: a temp dir)")
     parser.add_argument("--turns", type=int, default=2000, help="turns in the long session (default 2000)")
     parser.add_argument("--bash-mb", type=int, default=20, help="MB the direct bash command prints (default 20)")
-    ns = parser.parse_args()
-    asyncio.run(run_all(ns))
+    parser.add_argument("--samples", action="store_true", help="also print every timing")
+    asyncio.run(measure(parser.parse_args()))
 
 
 if __name__ == "__main__":
