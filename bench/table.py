@@ -70,6 +70,8 @@ ATOMIC, UPSTREAM, FLOOR = "atomic-host", "upstream", "floor"
 GET_STATE = b'{"type":"get_state","id":"s"}\n'
 MODEL = ("local", "m1")
 DELTAS = agent_run.DELTAS
+SETTLE_S = 0.05
+"""Pause before each timed step, so neither agent's leftover work lands in the other's time."""
 READS = ("get_messages", "get_state", "get_session_stats", "get_fork_messages", "get_tree", "get_entries")
 
 
@@ -253,12 +255,6 @@ async def open_client(agent: Agent, args: list[str], env: dict[str, str], cwd: P
     return client
 
 
-async def close_client(agent: Agent, client: TimedClient, phase: str, res: Results) -> None:
-    assert client.proc is not None
-    res.peak_kib.setdefault(agent.name, {})[phase] = vm_hwm_kib(client.proc.pid)
-    await client.close()
-
-
 # -- startup ----------------------------------------------------------------------------------------
 
 
@@ -311,45 +307,101 @@ def bench_startup(agents: list[Agent], base_url: str, tmp: Path, runs: int, res:
                 res.add("startup", name, elapsed)
 
 
+# -- the agents side by side ------------------------------------------------------------------------
+
+
+class Fleet:
+    """One agent process per agent for a phase; each round visits every agent in turn (rotating
+    the order), so both are measured under the same machine load. An upstream failure drops
+    upstream from the phase (its figures become —); an atomic-host failure ends the bench."""
+
+    def __init__(self, phase: str, res: Results) -> None:
+        self.phase, self.res = phase, res
+        self.members: dict[str, tuple[Agent, TimedClient, Any]] = {}
+
+    def _failed(self, agent: Agent, exc: Exception) -> None:
+        if agent.name == ATOMIC:
+            raise exc
+        self.res.failures.append(f"{agent.name} {self.phase} could not be measured (—): {type(exc).__name__}: {exc}")
+        self.members.pop(agent.name, None)
+
+    async def open(self, agent: Agent, root: Path, base_url: str, args: list[str], prepare: Any = None) -> None:
+        """Start ``agent`` in a fresh sandbox; ``prepare(agent, root, cwd)`` returns (extra args, state)."""
+        try:
+            env, cwd = agent.sandbox(root, base_url)
+            state = None
+            if prepare is not None:
+                extra, state = prepare(agent, root, cwd)
+                args = [*args, *extra]
+            client = await open_client(agent, args, env, cwd, root / "stderr.log")
+            self.members[agent.name] = (agent, client, state)
+            await client.ok({"type": "get_state"}, timeout=60)
+        except Exception as exc:
+            self._failed(agent, exc)
+
+    async def rounds(self, n: int, step: Any) -> None:
+        """``await step(agent, client, state, i)`` for i in range(n), every agent each round."""
+        for i in range(n):
+            members = list(self.members.values())
+            k = i % len(members) if members else 0
+            for agent, client, state in members[k:] + members[:k]:
+                await asyncio.sleep(SETTLE_S)  # whatever the previous step left running ends first
+                try:
+                    await step(agent, client, state, i)
+                except Exception as exc:
+                    self._failed(agent, exc)
+
+    async def close(self) -> None:
+        for agent, client, _ in self.members.values():
+            assert client.proc is not None
+            self.res.peak_kib.setdefault(agent.name, {})[self.phase] = vm_hwm_kib(client.proc.pid)
+            await client.close()
+
+
 # -- prompt → agent_end -----------------------------------------------------------------------------
 
 
-async def bench_run(agent: Agent, base_url: str, root: Path, runs: int, res: Results) -> None:
-    env, cwd = agent.sandbox(root, base_url)
-    client = await open_client(agent, ["--model", "/".join(MODEL), "--no-session"], env, cwd, root / "stderr.log")
-    try:
-        await client.ok({"type": "get_state"})
-        for i in range(runs + 2):  # two warm-up runs (imports, JIT, connection pool)
-            marks: dict[str, float] = {"deltas": 0}
+async def bench_run(agents: list[Agent], base_url: str, tmp: Path, runs: int, res: Results) -> None:
+    fleet = Fleet("prompt runs", res)
 
-            def on_event(event: dict[str, Any], marks: dict[str, float] = marks) -> None:
-                kind = event.get("type")
-                if kind == "message_update" and event["assistantMessageEvent"].get("type") == "text_delta":
-                    marks["deltas"] += 1
-                    marks.setdefault("first", client.line_at)
-                elif kind == "agent_end":
-                    marks.setdefault("end", client.line_at)
+    async def step(agent: Agent, client: TimedClient, _state: Any, i: int) -> None:
+        marks: dict[str, float] = {"deltas": 0}
 
-            off = client.on_event(on_event)
-            n0 = len(client.events)
-            start = time.perf_counter()
+        def on_event(event: dict[str, Any]) -> None:
+            kind = event.get("type")
+            if kind == "message_update" and event["assistantMessageEvent"].get("type") == "text_delta":
+                marks["deltas"] += 1
+                marks.setdefault("first", client.line_at)
+            elif kind == "agent_end":
+                marks.setdefault("end", client.line_at)
+
+        off = client.on_event(on_event)
+        n0 = len(client.events)
+        start = time.perf_counter()
+        try:
             await client.ok({"type": "prompt", "message": f"run {i}"})
             end = await client.wait_for_event("agent_end", after=n0, timeout=60)
+        finally:
             off()
-            last = end["messages"][-1]
-            if last.get("stopReason") != "stop" or marks["deltas"] != DELTAS:
-                raise RuntimeError(
-                    f"run {i}: {marks['deltas']:.0f} deltas, stopReason {last.get('stopReason')}: "
-                    f"{last.get('errorMessage')}"
-                )
-            await client.ok({"type": "new_session"})
-            client.events.clear()
-            client.lines.clear()
-            if i >= 2:
-                res.add("first_delta", agent.name, (marks["first"] - start) * 1000)
-                res.add("agent_end", agent.name, (marks["end"] - start) * 1000)
+        last = end["messages"][-1]
+        if last.get("stopReason") != "stop" or marks["deltas"] != DELTAS:
+            raise RuntimeError(
+                f"run {i}: {marks['deltas']:.0f} deltas, stopReason {last.get('stopReason')}: "
+                f"{last.get('errorMessage')}"
+            )
+        await client.ok({"type": "new_session"})
+        client.events.clear()
+        client.lines.clear()
+        if i >= 2:  # two warm-up runs (imports, JIT, connection pool)
+            res.add("first_delta", agent.name, (marks["first"] - start) * 1000)
+            res.add("agent_end", agent.name, (marks["end"] - start) * 1000)
+
+    try:
+        for agent in agents:
+            await fleet.open(agent, tmp / "run" / agent.name, base_url, ["--model", "/".join(MODEL), "--no-session"])
+        await fleet.rounds(runs + 2, step)
     finally:
-        await close_client(agent, client, "prompt runs", res)
+        await fleet.close()
 
 
 # -- the 2,000-turn session --------------------------------------------------------------------------
@@ -413,78 +465,112 @@ def pi_session_file(directory: Path, cwd: Path, turns: int) -> Path:
     return path
 
 
-async def bench_sessions(agent: Agent, base_url: str, root: Path, turns: int, runs: int, res: Results) -> None:
-    env, cwd = agent.sandbox(root, base_url)
-    directory = default_session_dir(root / "agent", str(cwd))
-    if agent.name == UPSTREAM:
-        small_path, long_path = pi_session_file(directory, cwd, 2), pi_session_file(directory, cwd, turns)
-        start_at, small, long = str(small_path), {"sessionPath": str(small_path)}, {"sessionPath": str(long_path)}
-    else:
-        small_id, long_id = atomic_sessions(root / "agent", cwd, turns)
-        start_at, small, long = small_id, {"sessionId": small_id}, {"sessionId": long_id}
-    res.session_bytes[agent.name] = max(p.stat().st_size for p in directory.glob("*.jsonl"))
-    args = ["--model", "/".join(MODEL), "--session", start_at]
-    client = await open_client(agent, args, env, cwd, root / "stderr.log")
-    try:
-        await client.ok({"type": "get_state"})
-        for i in range(runs + 1):  # round 0 is a warm-up
-            switch, _ = await client.ok({"type": "switch_session", **long})
-            first, _ = await client.ok({"type": "get_state"})
-            await client.ok({"type": "switch_session", **small})
-            if i:
-                res.add("switch_session", agent.name, switch)
-                res.add("first_get_state", agent.name, first)
+def session_files(turns: int) -> Callable[[Agent, Path, Path], tuple[list[str], Any]]:
+    """Write each agent's short and long session; (``--session`` args, (short, long) switch fields)."""
+
+    def prepare(agent: Agent, root: Path, cwd: Path) -> tuple[list[str], Any]:
+        directory = default_session_dir(root / "agent", str(cwd))
+        if agent.name == UPSTREAM:
+            short, long = pi_session_file(directory, cwd, 2), pi_session_file(directory, cwd, turns)
+            start, refs = str(short), ({"sessionPath": str(short)}, {"sessionPath": str(long)})
+        else:
+            short_id, long_id = atomic_sessions(root / "agent", cwd, turns)
+            start, refs = short_id, ({"sessionId": short_id}, {"sessionId": long_id})
+        res_bytes = max(p.stat().st_size for p in directory.glob("*.jsonl"))
+        return ["--session", start], (refs, res_bytes)
+
+    return prepare
+
+
+async def bench_sessions(agents: list[Agent], base_url: str, tmp: Path, turns: int, runs: int, res: Results) -> None:
+    fleet = Fleet("session", res)
+
+    async def switch(agent: Agent, client: TimedClient, state: Any, i: int) -> None:
+        (short, long), _ = state
+        elapsed, _ = await client.ok({"type": "switch_session", **long})
+        first, _ = await client.ok({"type": "get_state"})
+        await client.ok({"type": "switch_session", **short})
+        if i:  # round 0 is a warm-up
+            res.add("switch_session", agent.name, elapsed)
+            res.add("first_get_state", agent.name, first)
+
+    async def open_long(agent: Agent, client: TimedClient, state: Any, _i: int) -> None:
+        (_, long), size = state
+        res.session_bytes[agent.name] = size
         await client.ok({"type": "switch_session", **long})
         _, response = await client.ok({"type": "get_messages"})
         if (count := len(response["data"]["messages"])) != 2 * turns:
             raise RuntimeError(f"the long session has {count} messages, not {2 * turns}")
-        for command in READS:
-            _, response = await client.timed({"type": command})  # a warm-up, or the refusal
-            if not response.get("success"):
-                if agent.name == ATOMIC:
-                    raise RuntimeError(f"{command}: {response.get('error')}")
-                res.unsupported[command] = str(response.get("error"))
-                continue
-            for _ in range(runs):
-                res.add(command, agent.name, (await client.ok({"type": command}))[0])
+
+    def read(command: str) -> Any:
+        async def step(agent: Agent, client: TimedClient, _state: Any, i: int) -> None:
+            if agent.name == UPSTREAM and command in res.unsupported:
+                return
+            elapsed, response = await client.timed({"type": command})
             client.lines.clear()
+            if not response.get("success"):
+                if agent.name == ATOMIC or i:
+                    raise RuntimeError(f"{command}: {response.get('error')}")
+                res.unsupported[command] = str(response.get("error"))  # upstream lacks the command
+            elif i:  # round 0 is a warm-up
+                res.add(command, agent.name, elapsed)
+
+        return step
+
+    try:
+        for agent in agents:
+            args = ["--model", "/".join(MODEL)]
+            await fleet.open(agent, tmp / "ses" / agent.name, base_url, args, session_files(turns))
+        await fleet.rounds(runs + 1, switch)
+        await fleet.rounds(1, open_long)
+        for command in READS:
+            await fleet.rounds(runs + 1, read(command))
     finally:
-        await close_client(agent, client, "session", res)
+        await fleet.close()
 
 
 # -- direct bash ------------------------------------------------------------------------------------
 
 
-async def bench_bash(agent: Agent, base_url: str, root: Path, size: int, runs: int, res: Results) -> None:
-    env, cwd = agent.sandbox(root, base_url)
+async def bench_bash(agents: list[Agent], base_url: str, tmp: Path, size: int, runs: int, res: Results) -> None:
+    fleet = Fleet("bash", res)
     command = f"yes 'the quick brown fox jumps over the lazy dog' | head -c {size}"
-    client = await open_client(agent, ["--model", "/".join(MODEL), "--no-session"], env, cwd, root / "stderr.log")
-    deltas, outputs = [], []
-    try:
-        await client.ok({"type": "get_state"})
-        await client.ok({"type": "bash", "command": "echo warm", "id": "warm"})
-        for run in range(runs):
-            counted = [0]
-            rid = f"bench-{run}"
+    counts: dict[str, tuple[list[int], list[int]]] = {}
 
-            def on_event(event: dict[str, Any], rid: str = rid, counted: list[int] = counted) -> None:
-                if event.get("type") == "bash_execution_update" and event.get("id") == rid:
-                    counted[0] += len(event["delta"].encode())
+    async def step(agent: Agent, client: TimedClient, _state: Any, i: int) -> None:
+        if i == 0:  # warm-up
+            await client.ok({"type": "bash", "command": "echo warm", "id": "warm"})
+            return
+        counted = [0]
+        rid = f"bench-{i}"
 
-            off = client.on_event(on_event)
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "bash_execution_update" and event.get("id") == rid:
+                counted[0] += len(event["delta"].encode())
+
+        off = client.on_event(on_event)
+        try:
             elapsed, response = await client.ok({"type": "bash", "command": command, "id": rid}, timeout=600)
+        finally:
             off()
-            data = response["data"]
-            if data.get("exitCode") != 0:
-                raise RuntimeError(f"bash exit code {data.get('exitCode')}")
-            res.add("bash", agent.name, elapsed)
-            deltas.append(counted[0])
-            outputs.append(len(data.get("output", "").encode()))
-            client.events.clear()  # the client keeps nothing across runs
-            client.lines.clear()
+        data = response["data"]
+        if data.get("exitCode") != 0:
+            raise RuntimeError(f"bash exit code {data.get('exitCode')}")
+        res.add("bash", agent.name, elapsed)
+        deltas, outputs = counts.setdefault(agent.name, ([], []))
+        deltas.append(counted[0])
+        outputs.append(len(data.get("output", "").encode()))
+        client.events.clear()  # the client keeps nothing across runs
+        client.lines.clear()
+
+    try:
+        for agent in agents:
+            await fleet.open(agent, tmp / "bash" / agent.name, base_url, ["--model", "/".join(MODEL), "--no-session"])
+        await fleet.rounds(runs + 1, step)
     finally:
-        await close_client(agent, client, "bash", res)
-    res.bash_bytes[agent.name] = (min(deltas), int(statistics.median(outputs)))
+        await fleet.close()
+    for name, (deltas, outputs) in counts.items():
+        res.bash_bytes[name] = (min(deltas), int(statistics.median(outputs)))
 
 
 # -- the table --------------------------------------------------------------------------------------
@@ -574,9 +660,10 @@ def rows(res: Results, ns: argparse.Namespace) -> list[tuple[str, str, str, str,
 
 def report(res: Results, ns: argparse.Namespace, agents: list[Agent], upstream_note: str) -> None:
     now = datetime.datetime.now().astimezone()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"Medians of {ns.runs}, {now:%Y-%m-%d %H:%M %Z}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-        f"node {_node_version()}; upstream: {upstream_note}."
+        f"Medians of {ns.runs}, {now:%Y-%m-%d %H:%M %Z}, {os.cpu_count()} cores (load average {load}); "
+        f"Python {platform.python_version()}, node {_node_version()}; upstream: {upstream_note}."
     )
     print()
     print("| figure | upstream | atomic-host | ratio | goal | met? |")
@@ -610,6 +697,16 @@ def report(res: Results, ns: argparse.Namespace, agents: list[Agent], upstream_n
     for agent, phases in res.peak_kib.items():
         listed = ", ".join(f"{phase} {kib / 1024:.0f} MiB" for phase, kib in phases.items())
         print(f"- VmHWM of {agent} by phase: {listed}.")
+    best = [
+        f"{key} {'/'.join(fmt_ms(min(v[a])) if a in v else '—' for a in (UPSTREAM, ATOMIC))}"
+        for key, v in res.samples.items()
+        if key != "startup"
+    ]
+    starts = res.samples.get("startup", {})
+    best.insert(
+        0, "startup " + "/".join(fmt_ms(min(starts[a])) if a in starts else "—" for a in (FLOOR, UPSTREAM, ATOMIC))
+    )
+    print(f"- best run (floor/)upstream/atomic-host, for a loaded machine: {'; '.join(best)}.")
     for failure in res.failures:
         print(f"- {failure}")
     if ns.samples:
@@ -644,26 +741,19 @@ async def measure(ns: argparse.Namespace) -> None:
                 upstream_note = "not installed"
                 res.failures.append(f"upstream not installed, its column is —: {exc}")
 
-        print("startup ...", file=sys.stderr, flush=True)
+        start = time.perf_counter()
         bench_startup(agents, server.base_url, tmp, ns.runs, res)
-        size = ns.bash_mb * 1_000_000
-        for agent in agents:
-            url, runs = server.base_url, ns.runs
-            phases = [
-                ("prompt runs", partial(bench_run, agent, url, tmp / "run" / agent.name, runs, res)),
-                ("session", partial(bench_sessions, agent, url, tmp / "ses" / agent.name, ns.turns, runs, res)),
-                ("bash", partial(bench_bash, agent, url, tmp / "bash" / agent.name, size, runs, res)),
-            ]
-            for phase, run_phase in phases:
-                start = time.perf_counter()
-                try:
-                    await run_phase()
-                except Exception as exc:
-                    if agent.name == ATOMIC:
-                        raise
-                    res.failures.append(f"{agent.name} {phase} could not be measured (—): {type(exc).__name__}: {exc}")
-                took = time.perf_counter() - start
-                print(f"  {agent.name}: {phase} {took:.1f} s", file=sys.stderr, flush=True)
+        print(f"startup: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        url, runs = server.base_url, ns.runs
+        phases = [
+            ("prompt runs", partial(bench_run, agents, url, tmp, runs, res)),
+            ("session", partial(bench_sessions, agents, url, tmp, ns.turns, runs, res)),
+            ("bash", partial(bench_bash, agents, url, tmp, ns.bash_mb * 1_000_000, runs, res)),
+        ]
+        for phase, run_phase in phases:
+            start = time.perf_counter()
+            await run_phase()
+            print(f"{phase}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     finally:
         server.close()
         shutil.rmtree(tmp, ignore_errors=True)
