@@ -1,6 +1,7 @@
 """The issue-12 table in one command: atomic-host against the interpreter floor and the upstream agent.
 
-    python bench/table.py [--runs N] [--no-upstream] [--pi-dir DIR] [--turns 2000] [--bash-mb 20] [--samples]
+    python bench/table.py [--runs N] [--no-upstream] [--pi-dir DIR] [--turns 2000] [--bash-mb 20]
+                          [--settle-ms 50] [--samples]
 
 Prints a markdown table (figure | upstream | atomic-host | ratio | goal | met?) and footnotes.
 Every figure is the median of ``--runs`` (default 7) client-measured timings, after untimed
@@ -23,6 +24,10 @@ warm-ups, in the same run on the same machine:
   the largest over the processes of the three phases above.
 
 Times end when the complete response (or event) line has arrived, before the client parses it.
+Both agents run side by side, one process each per phase, and every round visits both in turn
+(rotating the order) after a 50 ms pause, so both see the same machine load. On a shared machine
+the medians move with the load: the header prints the load average, the notes the best run of
+each figure, ``--samples`` every timing; raise ``--runs`` when the machine is busy.
 
 The upstream yardstick is ``@mariozechner/pi-coding-agent@0.73.1``, installed with npm into a
 temporary dir (or ``--pi-dir``, kept for the next run) and run as ``pi --mode rpc`` with
@@ -71,7 +76,9 @@ GET_STATE = b'{"type":"get_state","id":"s"}\n'
 MODEL = ("local", "m1")
 DELTAS = agent_run.DELTAS
 SETTLE_S = 0.05
-"""Pause before each timed step, so neither agent's leftover work lands in the other's time."""
+"""Pause before each timed step (``--settle-ms``): neither agent's leftover work lands in the other's
+time, and requests come paced like a client's, not back to back (both agents answer small requests
+faster back to back, when their caches are hot)."""
 READS = ("get_messages", "get_state", "get_session_stats", "get_fork_messages", "get_tree", "get_entries")
 
 
@@ -768,7 +775,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2000, help="turns in the long session (default 2000)")
     parser.add_argument("--bash-mb", type=int, default=20, help="MB the direct bash command prints (default 20)")
     parser.add_argument("--samples", action="store_true", help="also print every timing")
-    asyncio.run(measure(parser.parse_args()))
+    parser.add_argument("--settle-ms", type=float, default=SETTLE_S * 1000, help="pause before each step (50)")
+    ns = parser.parse_args()
+    global SETTLE_S
+    SETTLE_S = ns.settle_ms / 1000
+    asyncio.run(measure(ns))
 
 
 if __name__ == "__main__":
