@@ -361,7 +361,10 @@ class Fleet:
     async def close(self) -> None:
         for agent, client, _ in self.members.values():
             assert client.proc is not None
-            self.res.peak_kib.setdefault(agent.name, {})[self.phase] = vm_hwm_kib(client.proc.pid)
+            try:
+                self.res.peak_kib.setdefault(agent.name, {})[self.phase] = vm_hwm_kib(client.proc.pid)
+            except OSError:  # it already exited
+                pass
             await client.close()
 
 
