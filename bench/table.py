@@ -771,6 +771,7 @@ async def measure(ns: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    global SETTLE_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs per figure; medians (default 7)")
     parser.add_argument("--no-upstream", action="store_true", help="skip the upstream agent (no npm install)")
@@ -780,7 +781,6 @@ def main() -> None:
     parser.add_argument("--samples", action="store_true", help="also print every timing")
     parser.add_argument("--settle-ms", type=float, default=SETTLE_S * 1000, help="pause before each step (50)")
     ns = parser.parse_args()
-    global SETTLE_S
     SETTLE_S = ns.settle_ms / 1000
     asyncio.run(measure(ns))
 
