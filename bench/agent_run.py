@@ -48,9 +48,7 @@ def reply() -> list[str]:
             chunk({"role": "assistant", "content": ""}),
             *[chunk({"content": f"tok{i} "}) for i in range(DELTAS)],
             chunk({}, finish="stop"),
-            chunk(
-                None, usage={"prompt_tokens": 50, "completion_tokens": DELTAS, "total_tokens": 50 + DELTAS}
-            ),
+            chunk(None, usage={"prompt_tokens": 50, "completion_tokens": DELTAS, "total_tokens": 50 + DELTAS}),
         ]
     )
 
@@ -64,9 +62,7 @@ async def raw_stream_ms(server: Any, runs: int) -> list[float]:
         for _ in range(runs):
             server.enqueue(reply())
             t0 = time.perf_counter()
-            async with client.stream(
-                "POST", f"{server.base_url}/chat/completions", json={"stream": True}
-            ) as r:
+            async with client.stream("POST", f"{server.base_url}/chat/completions", json={"stream": True}) as r:
                 async for _line in r.aiter_lines():
                     pass
             out.append((time.perf_counter() - t0) * 1000)
