@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import shutil
@@ -49,6 +50,9 @@ LAUNCHER = (
 )
 
 log = logging.getLogger("mcp")
+
+SDK_1 = importlib.util.find_spec("mcp.shared.session") is not None
+"""mcp 1.x: it does not tell the server when a request is abandoned; :meth:`Connection.call` does."""
 
 _tasks: set[asyncio.Task[Any]] = set()
 """Strong references to fire-and-forget tasks (the loop keeps only weak ones)."""
@@ -376,17 +380,20 @@ class Connection:
         if session is None:
             raise CallError(self.error or f'MCP server "{self.cfg.name}" is not connected')
         name = self.cfg.name
+        request_id = getattr(session, "_request_id", None) if SDK_1 else None  # the id call_tool will use
         try:
             with anyio.fail_after(self.cfg.tool_timeout_s):
                 result = await session.call_tool(tool, arguments)
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if request_id is not None:
+                await _cancel_request(session, request_id, "timed out" if isinstance(exc, TimeoutError) else "aborted")
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             ms = round(self.cfg.tool_timeout_s * 1000)
             spawn(self._check_alive(), f"mcp-ping:{self.cfg.name}")
             raise CallError(
                 f'MCP server "{name}": {tool} timed out after {ms} ms (mcp.toolTimeoutMs)', report=True
             ) from None
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             if self.session is not session or self.state != "connected" or _closed_error(exc):
                 # The connection's own report (extension_error) says why; it restarts on next use.
@@ -398,6 +405,13 @@ class Connection:
                 ) from None
             raise CallError(f'MCP server "{name}": {tool} failed: {describe(exc)}') from None
         return _wire(result)
+
+
+async def _cancel_request(session: Any, request_id: Any, reason: str) -> None:
+    """``notifications/cancelled`` for an abandoned request (mcp 1.x; 2.x sends it itself)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(Exception):
+        params = types.CancelledNotificationParams(requestId=request_id, reason=reason)
+        await session.send_notification(types.ClientNotification(types.CancelledNotification(params=params)))
 
 
 def _closed_error(exc: BaseException) -> bool:
