@@ -210,8 +210,8 @@ class Connection:
                     ) from None
                 self.server_info = _wire(init).get("serverInfo", {})
                 self.session, self.tools = session, tools
+                self.events.tools(self, tools)  # before "connected": a waiter on the states sees the tools too
                 self._set("connected")
-                self.events.tools(self, tools)
                 if not ready.done():
                     ready.set_result(None)
                 await self._closed.wait()

@@ -58,9 +58,15 @@ class ServerConfig:
 
     def secret_values(self) -> list[tuple[str, str]]:
         """``(label, value)`` of the env and header values whose names look like credentials
-        (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` (so ``Authorization``), …)."""
+        (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` (so ``Authorization``), …), and
+        such parameters of the URL's query string."""
         found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if _SECRET_NAME.search(k)]
         found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if _SECRET_NAME.search(k)]
+        if "?" in self.url:
+            from urllib.parse import parse_qsl, urlsplit
+
+            query = parse_qsl(urlsplit(self.url).query)
+            found += [(f"mcp:{self.name}:{k}", v) for k, v in query if _SECRET_NAME.search(k)]
         return [(label, v) for label, v in found if v]
 
 
