@@ -136,6 +136,7 @@ class Connection:
         self._stopping = False
         self._garbage_reported = False
         self._lost_reason: str | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
 
     # --- lifecycle ---
 
@@ -186,6 +187,7 @@ class Connection:
         self.stderr_tail.clear()
         self._garbage_reported = False
         self._lost_reason = None
+        self._stderr_task = None
         self._set("starting")
         failure: str | None = None
         try:
@@ -224,6 +226,9 @@ class Connection:
             failure = describe(exc)
         finally:
             self.session = None
+        if self._stderr_task is not None and not self._stopping:
+            # The process is gone: its last stderr lines (the reason, usually) are about to arrive.
+            await asyncio.wait({self._stderr_task}, timeout=0.5)
         if self._stopping:
             self._set("stopped")
             message = f'MCP server "{self.cfg.name}" was stopped'
@@ -310,9 +315,9 @@ class Connection:
             finally:
                 pipe.close()
             if self.state in ("connected", "starting") and not self._stopping:
-                await self._check_alive()
+                spawn(self._check_alive(), f"mcp-ping:{self.cfg.name}")
 
-        spawn(pump(), f"mcp-stderr:{self.cfg.name}")
+        self._stderr_task = spawn(pump(), f"mcp-stderr:{self.cfg.name}")
 
     async def _check_alive(self) -> None:
         session = self.session
@@ -330,6 +335,7 @@ class Connection:
         """The server died or hangs: end the connection (its task reports it); the next use restarts it."""
         if self._task is not None and not self._task.done() and not self._stopping:
             self._lost_reason = self._lost_reason or reason
+            self.session = None  # new calls wait for this connection to end, then start another
             self._closed.set()
 
     async def _on_message(self, message: Any) -> None:

@@ -126,9 +126,10 @@ class Hub:
                     self.conns[name] = client.Connection(cfg, self.api.cwd, events, forward_stderr=forward)
             self.loop = loop
             self.up.set_result(None)
-            if not self.stopping:
-                for conn in self.conns.values():
-                    loop.call_soon(conn.start)
+            if self.stopping:  # the host left while the SDK was being imported
+                return
+            for conn in self.conns.values():
+                loop.call_soon(conn.start)
             loop.run_forever()
         finally:
             with contextlib.suppress(Exception):
