@@ -119,9 +119,27 @@ async def test_mcp_command_lists_servers_and_tools() -> None:
         assert (await c.prompt("/mcp"))["disposition"] == "handled"
         note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=10)
         text = note["message"]
-        assert "fx [stdio] connected, 10 tools" in text
+        assert "fx [stdio] connected, 11 tools" in text
         assert "  mcp__fx__echo" in text
         assert "broken [stdio] failed, 0 tools" in text and "command not found: /nonexistent/mcp-server" in text
+        # /mcp restart: a new server process.
+        first = text_of(await call_tool(host, "mcp__fx__pid", {}))
+        n0 = len(c.events)
+        assert (await c.prompt("/mcp restart fx"))["disposition"] == "handled"
+        note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=20)
+        assert "fx [stdio] connected" in note["message"]
+        assert text_of(await call_tool(host, "mcp__fx__pid", {})) != first
+
+
+async def test_tool_list_changed_adds_tools() -> None:
+    async with start_host(settings={"mcpServers": {"fx": fx_entry()}}) as host:
+        c = host.client
+        await wait_tools(c, "mcp__fx__grow")
+        assert not [t for t in (await c.get_tools())["tools"] if t["name"] == "mcp__fx__extra"]
+        assert text_of(await call_tool(host, "mcp__fx__grow", {})) == "grown"
+        (extra,) = await wait_tools(c, "mcp__fx__extra", timeout=10)
+        assert extra["active"]
+        assert text_of(await call_tool(host, "mcp__fx__extra", {})) == "extra tool here"
 
 
 async def test_secrets_in_env_are_masked_and_never_echoed(tmp_path: Path) -> None:
