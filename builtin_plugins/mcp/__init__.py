@@ -69,6 +69,9 @@ async def host_start(api: HostAPI) -> None:
 
     state.hub = Hub(api, state.servers, state.register)
     state.hub.start()
+    if getattr(api.options, "mode", "rpc") != "rpc":
+        # One prompt, no client to ask get_tools later: the servers' tools must be there for it.
+        await state.hub.wait_settled()
 
 
 @hookimpl

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import shutil
@@ -49,6 +50,9 @@ LAUNCHER = (
 )
 
 log = logging.getLogger("mcp")
+
+SDK_1 = importlib.util.find_spec("mcp.shared.session") is not None
+"""mcp 1.x: it does not tell the server when a request is abandoned; :meth:`Connection.call` does."""
 
 _tasks: set[asyncio.Task[Any]] = set()
 """Strong references to fire-and-forget tasks (the loop keeps only weak ones)."""
@@ -132,6 +136,7 @@ class Connection:
         self._stopping = False
         self._garbage_reported = False
         self._lost_reason: str | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
 
     # --- lifecycle ---
 
@@ -182,6 +187,7 @@ class Connection:
         self.stderr_tail.clear()
         self._garbage_reported = False
         self._lost_reason = None
+        self._stderr_task = None
         self._set("starting")
         failure: str | None = None
         try:
@@ -206,8 +212,8 @@ class Connection:
                     ) from None
                 self.server_info = _wire(init).get("serverInfo", {})
                 self.session, self.tools = session, tools
+                self.events.tools(self, tools)  # before "connected": a waiter on the states sees the tools too
                 self._set("connected")
-                self.events.tools(self, tools)
                 if not ready.done():
                     ready.set_result(None)
                 await self._closed.wait()
@@ -220,6 +226,9 @@ class Connection:
             failure = describe(exc)
         finally:
             self.session = None
+        if self._stderr_task is not None and not self._stopping:
+            # The process is gone: its last stderr lines (the reason, usually) are about to arrive.
+            await asyncio.wait({self._stderr_task}, timeout=0.5)
         if self._stopping:
             self._set("stopped")
             message = f'MCP server "{self.cfg.name}" was stopped'
@@ -306,9 +315,9 @@ class Connection:
             finally:
                 pipe.close()
             if self.state in ("connected", "starting") and not self._stopping:
-                await self._check_alive()
+                spawn(self._check_alive(), f"mcp-ping:{self.cfg.name}")
 
-        spawn(pump(), f"mcp-stderr:{self.cfg.name}")
+        self._stderr_task = spawn(pump(), f"mcp-stderr:{self.cfg.name}")
 
     async def _check_alive(self) -> None:
         session = self.session
@@ -326,6 +335,7 @@ class Connection:
         """The server died or hangs: end the connection (its task reports it); the next use restarts it."""
         if self._task is not None and not self._task.done() and not self._stopping:
             self._lost_reason = self._lost_reason or reason
+            self.session = None  # new calls wait for this connection to end, then start another
             self._closed.set()
 
     async def _on_message(self, message: Any) -> None:
@@ -376,17 +386,20 @@ class Connection:
         if session is None:
             raise CallError(self.error or f'MCP server "{self.cfg.name}" is not connected')
         name = self.cfg.name
+        request_id = getattr(session, "_request_id", None) if SDK_1 else None  # the id call_tool will use
         try:
             with anyio.fail_after(self.cfg.tool_timeout_s):
                 result = await session.call_tool(tool, arguments)
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if request_id is not None:
+                await _cancel_request(session, request_id, "timed out" if isinstance(exc, TimeoutError) else "aborted")
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             ms = round(self.cfg.tool_timeout_s * 1000)
             spawn(self._check_alive(), f"mcp-ping:{self.cfg.name}")
             raise CallError(
                 f'MCP server "{name}": {tool} timed out after {ms} ms (mcp.toolTimeoutMs)', report=True
             ) from None
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             if self.session is not session or self.state != "connected" or _closed_error(exc):
                 # The connection's own report (extension_error) says why; it restarts on next use.
@@ -398,6 +411,13 @@ class Connection:
                 ) from None
             raise CallError(f'MCP server "{name}": {tool} failed: {describe(exc)}') from None
         return _wire(result)
+
+
+async def _cancel_request(session: Any, request_id: Any, reason: str) -> None:
+    """``notifications/cancelled`` for an abandoned request (mcp 1.x; 2.x sends it itself)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(Exception):
+        params = types.CancelledNotificationParams(requestId=request_id, reason=reason)
+        await session.send_notification(types.ClientNotification(types.CancelledNotification(params=params)))
 
 
 def _closed_error(exc: BaseException) -> bool:

@@ -16,26 +16,28 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+from atomic_host.contract.records import field, record
+
+# Patterns as strings: ``re`` compiles (and caches) them on first use, not at every host start.
+NAME_UNSAFE = r"[^A-Za-z0-9_-]"
 MAX_TOOL_NAME = 64
 """OpenAI's limit on function names (Anthropic allows 128): the stricter one wins."""
 
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 DEFAULT_TOOL_TIMEOUT_MS = 600_000
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)", re.IGNORECASE)
+_VAR = r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+_SECRET_NAME = r"(?i)KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)"
 
 
 class ConfigError(ValueError):
     """A server entry that cannot be used; the message names what is wrong (never a secret value)."""
 
 
-@dataclass
+@record
 class ServerConfig:
     """One server, after ``$VAR`` expansion. ``env`` and ``headers`` may hold credentials: they are
     never printed, and the ones that look like credentials are masked in everything the host writes."""
@@ -58,16 +60,22 @@ class ServerConfig:
 
     def secret_values(self) -> list[tuple[str, str]]:
         """``(label, value)`` of the env and header values whose names look like credentials
-        (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` (so ``Authorization``), …)."""
-        found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if _SECRET_NAME.search(k)]
-        found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if _SECRET_NAME.search(k)]
+        (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASS*``, ``*AUTH*`` (so ``Authorization``), …), and
+        such parameters of the URL's query string."""
+        found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if re.search(_SECRET_NAME, k)]
+        found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if re.search(_SECRET_NAME, k)]
+        if "?" in self.url:
+            from urllib.parse import parse_qsl, urlsplit
+
+            query = parse_qsl(urlsplit(self.url).query)
+            found += [(f"mcp:{self.name}:{k}", v) for k, v in query if re.search(_SECRET_NAME, k)]
         return [(label, v) for label, v in found if v]
 
 
 def tool_name(server: str, tool: str) -> str:
     """``mcp__<server>__<tool>``, with characters providers refuse replaced by ``_`` and names
     longer than :data:`MAX_TOOL_NAME` cut and given a short hash so they stay unique."""
-    name = f"mcp__{NAME_UNSAFE.sub('_', server)}__{NAME_UNSAFE.sub('_', tool)}"
+    name = f"mcp__{re.sub(NAME_UNSAFE, '_', server)}__{re.sub(NAME_UNSAFE, '_', tool)}"
     if len(name) <= MAX_TOOL_NAME:
         return name
     import hashlib
@@ -87,7 +95,7 @@ def expand(value: str, environ: dict[str, str] | os._Environ[str], where: str) -
             return m.group(2)
         raise ConfigError(f"{where}: environment variable {name} is not set")
 
-    return _VAR.sub(sub, value) if "$" in value else value
+    return re.sub(_VAR, sub, value) if "$" in value else value
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -86,6 +86,8 @@ class Hub:
         self.offered: dict[str, set[str]] = {}
         """Server → the MCP tool names it offers now (a tool it dropped answers an error)."""
         self.stopping = False
+        self.settled = asyncio.Event()
+        """Set once no server is pending or starting (print and json modes wait for it)."""
         for cfg in servers.values():
             for label, value in cfg.secret_values():
                 secrets.register(value, label)
@@ -99,6 +101,7 @@ class Hub:
             if cfg.error:
                 self.report(f'MCP server "{name}" is not usable ({cfg.source}): {cfg.error}')
         if not any(cfg.error is None for cfg in self.servers.values()):
+            self.settled.set()
             return
         self.thread = threading.Thread(target=self._thread_main, name="atomic-mcp", daemon=True)
         self.thread.start()
@@ -123,9 +126,10 @@ class Hub:
                     self.conns[name] = client.Connection(cfg, self.api.cwd, events, forward_stderr=forward)
             self.loop = loop
             self.up.set_result(None)
-            if not self.stopping:
-                for conn in self.conns.values():
-                    loop.call_soon(conn.start)
+            if self.stopping:  # the host left while the SDK was being imported
+                return
+            for conn in self.conns.values():
+                loop.call_soon(conn.start)
             loop.run_forever()
         finally:
             with contextlib.suppress(Exception):
@@ -181,6 +185,14 @@ class Hub:
         entry["state"], entry["error"] = state, error
         if info is not None:
             entry["serverInfo"] = info
+        if all(s.get("state") not in ("pending", "starting") for s in self.status.values()):
+            self.settled.set()
+
+    async def wait_settled(self) -> None:
+        """Until every server has connected or failed (at most the longest startup timeout)."""
+        limit = max((c.startup_timeout_s for c in self.servers.values()), default=0) + 2
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.settled.wait(), limit)
 
     def _tools_listed(self, server: str, tools: list[dict[str, Any]]) -> None:
         cfg = self.servers[server]

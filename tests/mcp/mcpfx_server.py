@@ -114,6 +114,19 @@ async def hang() -> str:
     return "woke up"
 
 
+def extra() -> str:
+    """A tool that exists only after grow() was called."""
+    return "extra tool here"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool 'extra' and tell the client that the tool list changed."""
+    server.add_tool(extra)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
 if __name__ == "__main__":
     pid_file = os.environ.get("MCPFX_PID_FILE")
     if pid_file:

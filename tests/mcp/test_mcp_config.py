@@ -60,6 +60,14 @@ def test_entries_env_expansion_and_errors(tmp_path: Path) -> None:
     r = servers["r"]
     assert r.transport == "sse" and r.headers == {"Authorization": "Bearer tok-1234567890"}
     assert r.secret_values() == [("mcp:r:Authorization", "Bearer tok-1234567890")]
+    q = load_servers(
+        str(tmp_path),
+        str(tmp_path),
+        False,
+        {"mcpServers": {"q": {"url": "https://h/mcp?api_key=$TOKEN&v=2"}}},
+        environ=environ,
+    )["q"]
+    assert q.secret_values() == [("mcp:q:api_key", "tok-1234567890")]
     assert servers["missing"].error == "env.K: environment variable NOPE is not set"
     assert servers["bad"].error == "command must be a non-empty string"
     assert "unknown transport type 'carrier-pigeon'" in (servers["weird"].error or "")

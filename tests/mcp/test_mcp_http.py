@@ -66,7 +66,7 @@ async def test_streamable_http_with_headers() -> None:
             n0 = len(c.events)
             await c.prompt("/mcp")
             note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=10)
-            assert f"web [http] connected, 10 tools (http://127.0.0.1:{port}/mcp)" in note["message"]
+            assert f"web [http] connected, 11 tools (http://127.0.0.1:{port}/mcp)" in note["message"]
             assert not mcp_errors(c.events)
         assert TOKEN not in "\n".join(c.lines)
 

@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from mcp_helpers import SECRET, call_tool, fx_entry, mcp_errors, of_type, read_pids, text_of, wait_gone, wait_tools
+from mcp_helpers import (
+    SECRET,
+    alive,
+    call_tool,
+    fx_entry,
+    mcp_errors,
+    of_type,
+    read_pids,
+    text_of,
+    wait_gone,
+    wait_tools,
+)
 
-from atomic_host.testing import start_host
+from atomic_host.testing import host_env, start_host
 
 
 async def test_tools_listed_called_and_mapped(tmp_path: Path) -> None:
@@ -106,9 +119,27 @@ async def test_mcp_command_lists_servers_and_tools() -> None:
         assert (await c.prompt("/mcp"))["disposition"] == "handled"
         note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=10)
         text = note["message"]
-        assert "fx [stdio] connected, 10 tools" in text
+        assert "fx [stdio] connected, 11 tools" in text
         assert "  mcp__fx__echo" in text
         assert "broken [stdio] failed, 0 tools" in text and "command not found: /nonexistent/mcp-server" in text
+        # /mcp restart: a new server process.
+        first = text_of(await call_tool(host, "mcp__fx__pid", {}))
+        n0 = len(c.events)
+        assert (await c.prompt("/mcp restart fx"))["disposition"] == "handled"
+        note = await c.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=20)
+        assert "fx [stdio] connected" in note["message"]
+        assert text_of(await call_tool(host, "mcp__fx__pid", {})) != first
+
+
+async def test_tool_list_changed_adds_tools() -> None:
+    async with start_host(settings={"mcpServers": {"fx": fx_entry()}}) as host:
+        c = host.client
+        await wait_tools(c, "mcp__fx__grow")
+        assert not [t for t in (await c.get_tools())["tools"] if t["name"] == "mcp__fx__extra"]
+        assert text_of(await call_tool(host, "mcp__fx__grow", {})) == "grown"
+        (extra,) = await wait_tools(c, "mcp__fx__extra", timeout=10)
+        assert extra["active"]
+        assert text_of(await call_tool(host, "mcp__fx__extra", {})) == "extra tool here"
 
 
 async def test_secrets_in_env_are_masked_and_never_echoed(tmp_path: Path) -> None:
@@ -135,3 +166,24 @@ async def test_secrets_in_env_are_masked_and_never_echoed(tmp_path: Path) -> Non
     err.close()
     assert "mcp" in (tmp_path / "stderr.txt").read_text() or True
     assert SECRET not in (tmp_path / "stderr.txt").read_text()
+
+
+def test_json_mode_waits_for_servers_before_its_one_prompt(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    pids = tmp_path / "pids"
+    (agent / "settings.json").write_text(json.dumps({"mcpServers": {"fx": fx_entry(pids)}}))
+    script = tmp_path / "faux.jsonl"
+    call = {"content": [{"type": "toolCall", "name": "mcp__fx__echo", "arguments": {"text": "one shot"}}]}
+    script.write_text(json.dumps(call) + "\n" + json.dumps("done") + "\n")
+    env = host_env(agent, script, tmp_path / "faux-log.jsonl")
+    proc = subprocess.run(
+        [sys.executable, "-m", "atomic_host", "--mode", "json", "-p", "echo", "--provider", "faux"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    (end,) = of_type(events, "tool_execution_end")
+    assert not end["isError"] and text_of(end) == "one shot"
+    assert all(not alive(p) for p in read_pids(pids))
