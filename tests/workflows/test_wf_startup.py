@@ -5,6 +5,7 @@ import no dbos either."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from wf_helpers import QUIET, TWO_STAGES, notices, wait_run, write_workflow
 
@@ -25,11 +26,11 @@ def register_commands(register):
 """
 
 
-async def loaded(c: object) -> str:
-    mark = len(c.events)  # type: ignore[attr-defined]
-    await c.call("prompt", message="/probe")  # type: ignore[attr-defined]
-    await c.wait_for_event(lambda e: e.get("method") == "notify", after=mark)  # type: ignore[attr-defined]
-    return notices(c.events[mark:])[0]  # type: ignore[attr-defined]
+async def loaded(c: Any) -> str:
+    mark = len(c.events)
+    await c.call("prompt", message="/probe")
+    await c.wait_for_event(lambda e: e.get("method") == "notify", after=mark)
+    return notices(c.events[mark:])[0]
 
 
 async def test_dbos_is_imported_on_first_use_only(tmp_path: Path) -> None:
