@@ -29,8 +29,8 @@ def register_commands(register):
 async def loaded(c: Any) -> str:
     mark = len(c.events)
     await c.call("prompt", message="/probe")
-    await c.wait_for_event(lambda e: e.get("method") == "notify", after=mark)
-    return notices(c.events[mark:])[0]
+    await c.wait_for_event(lambda e: str(e.get("message", "")).startswith("loaded:"), after=mark)
+    return next(n for n in notices(c.events[mark:]) if n.startswith("loaded:"))
 
 
 async def test_dbos_is_imported_on_first_use_only(tmp_path: Path) -> None:
