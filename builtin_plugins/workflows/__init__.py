@@ -28,15 +28,31 @@ if TYPE_CHECKING:
 USAGE = "Usage: /workflow (list) | /workflow <name> <input> | /workflow cancel <runId>"
 
 
+class LazyEngine:
+    """What ``api.workflows`` (and the RPC frontend) gets: the engine is built, and its modules
+    imported, on first use, so a host that never touches workflows pays nothing for them."""
+
+    def __init__(self, api: HostAPI) -> None:
+        self._api = api
+        self._engine: WorkflowEngine | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._engine is None:
+            from builtin_plugins.workflows.engine import WorkflowEngine
+
+            self._engine = WorkflowEngine(self._api)
+            self._engine.reload()
+        return getattr(self._engine, name)
+
+
 def engine_of(api: HostAPI) -> WorkflowEngine:
     engine = api.service("workflows")
     if engine is None:
-        from builtin_plugins.workflows.engine import WorkflowEngine
-
-        engine = WorkflowEngine(api)
-        engine.reload()
+        engine = LazyEngine(api)
         api.provide("workflows", engine)
-    return engine
+    return engine  # type: ignore[return-value]
 
 
 def _listing(engine: WorkflowEngine) -> str:
@@ -85,8 +101,18 @@ def register_commands(register: Any) -> None:
 
 @hookimpl
 async def host_start(api: HostAPI) -> None:
-    engine = engine_of(api)  # cheap: no TOML parser without files, no dbos before the first run
-    for error in engine.errors:
+    from pathlib import Path
+
+    engine_of(api)
+    roots = [Path(api.agent_dir) / "workflows"]
+    if api.trusted:
+        roots.append(Path(api.cwd) / ".atomic" / "workflows")
+    if not api.registered_workflows() and not any(r.is_dir() for r in roots):
+        return
+    from builtin_plugins.workflows.definitions import discover
+
+    _found, errors = discover(api.agent_dir, api.cwd, api.trusted, api.registered_workflows())
+    for error in errors:
         api.emit(
             {
                 "type": "extension_error",
@@ -105,5 +131,5 @@ async def session_recover(event: SessionRecoverEvent, api: HostAPI) -> RecoverRe
 @hookimpl
 async def host_shutdown(api: HostAPI) -> None:
     engine = api.service("workflows")
-    if engine is not None:
-        await engine.close()
+    if isinstance(engine, LazyEngine) and engine._engine is not None:
+        await engine._engine.close()

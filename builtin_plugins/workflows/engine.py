@@ -73,6 +73,7 @@ class WorkflowEngine:
         self.queue = f"atomic-resume-{self.executor_id}"
         self._ready: asyncio.Future[Any] | None = None
         self._queue_ready = False
+        self._pending_delivery: asyncio.Task[None] | None = None
 
     # --- definitions ---
 
@@ -318,12 +319,24 @@ class WorkflowEngine:
             where = f" at stage {result['failedStage']}" if result.get("failedStage") else ""
             text = f"Workflow {name} failed{where}: {result.get('error', '')}"
             self._notify(text, "error")
-        if self.api.session_id == spec.get("ownerSessionId"):
-            details = {"runId": spec["runId"], "name": name, "status": result["status"]}
-            try:
-                await self.api.send_message("workflow", text, display=True, details=details)
-            except Exception as exc:
-                print(f"atomic: workflows: could not add the result: {exc}", file=sys.stderr)
+        details = {"runId": spec["runId"], "name": name, "status": result["status"]}
+        if not self.api.is_streaming:
+            await self._deliver(spec, text, details)
+        else:  # appended once the owner's run is over: mid-run it would be steered into the model's turn
+            self._pending_delivery = asyncio.create_task(self._deliver_when_idle(spec, text, details))
+
+    async def _deliver_when_idle(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> None:
+        while self.api.is_streaming:
+            await asyncio.sleep(0.1)
+        await self._deliver(spec, text, details)
+
+    async def _deliver(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> None:
+        if self.api.session_id != spec.get("ownerSessionId"):
+            return  # the owner session is not the active one any more: the result stays in the run record
+        try:
+            await self.api.send_message("workflow", text, display=True, details=details)
+        except Exception as exc:
+            print(f"atomic: workflows: could not add the result: {exc}", file=sys.stderr)
 
     # --- history ---
 

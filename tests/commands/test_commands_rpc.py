@@ -97,7 +97,7 @@ async def test_untrusted_project_resources_are_ignored(cmd_host: Any, resources:
         host.faux.push("ok")
         await host.client.prompt_and_wait("/proj a")
         assert last_user_text(host) == "/proj a"  # not a command here: sent literally
-    assert names == ["workflow", "review", "tpl", "skill:deploy"]  # /workflow: the built-in command
+    assert names == ["workflow", "review", "tpl", "skill:deploy"]  # the built-in /workflow first
 
 
 async def test_prompt_expansion_and_literal_unknown(cmd_host: Any, resources: dict[str, Path]) -> None:
@@ -164,6 +164,14 @@ async def test_skill_commands_disabled(cmd_host: Any, resources: dict[str, Path]
     assert names == ["workflow", "review", "tpl"]
 
 
+WORKFLOW_COMMAND = {
+    "name": "workflow",
+    "source": "extension",
+    "description": "List workflows, start one (/workflow <name> <input>) or cancel a run",
+    "path": "builtin:builtin_plugins.workflows",
+}
+
+
 async def test_cli_skill_path(cmd_host: Any, sandbox: Path) -> None:
     skill = write(sandbox / "elsewhere/pack/SKILL.md", "---\ndescription: Packed\n---\nPack body.")
     async with cmd_host("--skill", str(sandbox / "elsewhere")) as host:
@@ -172,7 +180,6 @@ async def test_cli_skill_path(cmd_host: Any, sandbox: Path) -> None:
         await host.client.prompt_and_wait("/skill:pack")
         assert last_user_text(host).endswith("Pack body.\n</skill>")
     assert commands == [
-        {"name": "workflow", "source": "extension", "path": "builtin:builtin_plugins.workflows",
-         "description": "List workflows, start one (/workflow <name> <input>) or cancel a run"},
+        WORKFLOW_COMMAND,  # the built-in /workflow
         {"name": "skill:pack", "source": "skill", "location": "path", "description": "Packed", "path": str(skill)},
-    ]  # fmt: skip
+    ]

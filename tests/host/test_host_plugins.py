@@ -28,7 +28,7 @@ async def test_broken_plugins_are_isolated(rpc_host) -> None:
 
         # The healthy plugin's command and tool work.
         names = [x["name"] for x in await c.get_commands()]
-        assert names == ["workflow", "hello"]  # /workflow: the built-in command
+        assert names == ["workflow", "hello"]  # the built-in /workflow, then the healthy plugin
         assert (await c.call("prompt", message="/hello there"))["disposition"] == "handled"
 
         host.faux.tool_call("hello_tool", {}, call_id="t1")
