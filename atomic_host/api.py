@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Awaitable
 
+    from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
     from atomic_host.core.options import Options
     from atomic_host.runtime import Runtime
@@ -47,6 +49,12 @@ class ExtensionAPI:
     def session_id(self) -> str | None:
         s = self._rt.session
         return s.session.id if s else None
+
+    @property
+    def session_file(self) -> str | None:
+        """Where the active session is stored (``sessionLocation``); None for an in-memory one."""
+        s = self._rt.session
+        return s.session.location if s else None
 
     @property
     def has_ui(self) -> bool:
@@ -142,3 +150,49 @@ class ExtensionAPI:
             "cancelled": r.cancelled,
             "truncated": r.truncated,
         }
+
+    async def run_internal_session(
+        self,
+        prompt: str,
+        *,
+        header: dict[str, Any] | None = None,
+        model: str | None = None,
+        thinking: str | None = None,
+        tools: list[str] | None = None,
+        signal: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
+        """Run ``prompt`` in a new internal child session of the active one and wait for the run
+        (see :meth:`atomic_host.contract.host.HostAPI.run_internal_session`)."""
+        from atomic_host.engine.internal import run_internal_session
+
+        return await run_internal_session(
+            self._rt.require_session(),
+            prompt,
+            header=header,
+            model=model,
+            thinking=thinking,
+            tools=tools,
+            signal=signal,
+        )
+
+    def registered_workflows(self) -> list[WorkflowDefinition]:
+        """The workflows plugins registered with ``register_workflows``, in load order."""
+        return list(self._rt.workflow_defs)
+
+    def provide(self, name: str, service: Any) -> None:
+        """Offer a host-wide service under ``name``; :meth:`service` finds it."""
+        self._rt.services[name] = service
+
+    def service(self, name: str) -> Any:
+        """A service offered with :meth:`provide`, or None."""
+        return self._rt.services.get(name)
+
+    @property
+    def workflows(self) -> Any:
+        """The workflow engine the built-in workflows plugin offers (``start``, ``cancel``, ``list``)."""
+        engine = self._rt.services.get("workflows")
+        if engine is None:
+            from atomic_host.contract.errors import HostError
+
+            raise HostError("Workflows are not available: the builtin_plugins.workflows plugin is disabled")
+        return engine

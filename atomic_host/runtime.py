@@ -65,6 +65,10 @@ class Runtime:
         self._http_proxy: str | None = None
         self.tool_state: dict[str, dict[str, Any]] = {}
         """Host-lifetime scratch space per tool plugin (``ToolContext.state``)."""
+        self.workflow_defs: list[Any] = []
+        """``WorkflowDefinition``s from ``register_workflows``, in load order."""
+        self.services: dict[str, Any] = {}
+        """Host-wide services plugins offer (``api.provide``): the built-in ``workflows`` engine."""
         self.pending_reload: set[Path] = set()
         self.watch_task: asyncio.Task[None] | None = None
 
@@ -133,6 +137,16 @@ class Runtime:
                 raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
         self.hooks.call("register_providers", plugin=name, register=register_provider)
+
+        def register_workflow(item: Any) -> None:
+            from atomic_host.contract.registrations import WorkflowDefinition
+
+            if not isinstance(item, WorkflowDefinition):
+                raise TypeError(f"register_workflows expects WorkflowDefinition, got {type(item).__name__}")
+            item.plugin = name
+            self.workflow_defs = [w for w in self.workflow_defs if w.name != item.name] + [item]
+
+        self.hooks.call("register_workflows", plugin=name, register=register_workflow)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 
@@ -141,6 +155,7 @@ class Runtime:
         self.commands.remove_plugin(plugin)
         self.providers = [p for p in self.providers if p.plugin != plugin]
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
+        self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
 
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""

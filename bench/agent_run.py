@@ -12,7 +12,6 @@ SSE body consumed by a bare httpx client), and their difference = host overhead 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import statistics
 import sys
@@ -24,19 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from atomic_host import testing_sse as sse  # noqa: E402
 from atomic_host.testing import start_host  # noqa: E402
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load("sse_server", ROOT / "tests" / "providers" / "sse_server.py")
 
 DELTAS = 200
 WITH_SECRETS = "--with-secrets" in sys.argv
@@ -60,9 +48,7 @@ def reply() -> list[str]:
             chunk({"role": "assistant", "content": ""}),
             *[chunk({"content": f"tok{i} "}) for i in range(DELTAS)],
             chunk({}, finish="stop"),
-            chunk(
-                None, usage={"prompt_tokens": 50, "completion_tokens": DELTAS, "total_tokens": 50 + DELTAS}
-            ),
+            chunk(None, usage={"prompt_tokens": 50, "completion_tokens": DELTAS, "total_tokens": 50 + DELTAS}),
         ]
     )
 
@@ -76,9 +62,7 @@ async def raw_stream_ms(server: Any, runs: int) -> list[float]:
         for _ in range(runs):
             server.enqueue(reply())
             t0 = time.perf_counter()
-            async with client.stream(
-                "POST", f"{server.base_url}/chat/completions", json={"stream": True}
-            ) as r:
+            async with client.stream("POST", f"{server.base_url}/chat/completions", json={"stream": True}) as r:
                 async for _line in r.aiter_lines():
                     pass
             out.append((time.perf_counter() - t0) * 1000)

@@ -47,9 +47,7 @@ async def main() -> None:
 
                 off = client.on_event(on_event)
                 start = time.perf_counter()
-                response = await client.request(
-                    {"type": "bash", "command": COMMAND, "id": f"bench-{run}"}, 120
-                )
+                response = await client.request({"type": "bash", "command": COMMAND, "id": f"bench-{run}"}, 120)
                 times.append(time.perf_counter() - start)
                 off()
                 assert response["success"] and response["data"]["exitCode"] == 0, response

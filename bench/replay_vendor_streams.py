@@ -240,8 +240,10 @@ def decisions(events: list[dict[str, Any]], arrivals: list[float], event_times: 
                 waited = f", next request {1000 * (later[0] - event_times[i]):.0f} ms later"
             out.append(f"auto_retry_start attempt={e['attempt']} delayMs={e['delayMs']}{waited}")
         elif t == "auto_retry_end":
-            out.append(f"auto_retry_end success={e['success']}" + (f" finalError={short(e.get('finalError') or '', 80)}"
-                                                                     if not e["success"] else ""))
+            out.append(
+                f"auto_retry_end success={e['success']}"
+                + (f" finalError={short(e.get('finalError') or '', 80)}" if not e["success"] else "")
+            )
         elif t == "compaction_start":
             out.append(f"compaction_start reason={e.get('reason')}")
         elif t == "compaction_end":
@@ -269,7 +271,7 @@ async def run_case(case: Case, chunk: int, tools_ext: Path) -> str:
             start = len(host.client.events)
             await host.client.prompt_and_wait("Replay the recording.", timeout=90)
             events = host.client.events[start:]
-            event_times = times[-len(events):] if len(times) >= len(events) else [0.0] * len(events)
+            event_times = times[-len(events) :] if len(times) >= len(events) else [0.0] * len(events)
         ends = [e["message"] for e in events if e["type"] == "message_end"]
         assistants = [m for m in ends if m["role"] == "assistant"]
         served = min(len(server.requests), len(case.files))

@@ -33,9 +33,7 @@ async def main() -> None:
         pid = client.proc.pid
         await client.get_state()
         start_hwm = vm_kib(pid, "VmHWM")
-        host.faux.push(
-            *[f"Reply number {i}: the quick brown fox jumps over the lazy dog." for i in range(turns)]
-        )
+        host.faux.push(*[f"Reply number {i}: the quick brown fox jumps over the lazy dog." for i in range(turns)])
         t0 = time.perf_counter()
         for i in range(turns):
             n0 = len(client.events)

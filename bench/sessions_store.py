@@ -101,10 +101,7 @@ def main() -> None:
                     f"{median_ms(lambda s=store, i=big_id: s.open(i), args.repeat):.1f} ms",
                 )
             )
-            since = (
-                median_ms(lambda o=opened, e=newest: [o.entries_since(e) for _ in range(1000)], args.repeat)
-                / 1000
-            )
+            since = median_ms(lambda o=opened, e=newest: [o.entries_since(e) for _ in range(1000)], args.repeat) / 1000
             rows.append((kind, "entries_since(newest)", f"{since * 1000:.2f} µs"))
             for policy in ("always", "never"):
                 st = open_store(kind, agent, None, CWD, fsync=policy)

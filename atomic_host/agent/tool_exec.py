@@ -47,7 +47,13 @@ async def call_tool(
     """Run one tool call through the hooks; every failure becomes an error result."""
     rt = agent.rt
     tool = rt.tools.get(name)
-    if tool is None or tool not in rt.tools.for_model():
+    if tool is None or tool not in agent.model_tools():
+        if tool is not None and tool.opt_in and not rt.tools.is_active(tool):
+            return ToolResult.text(
+                f'Tool {name} is off: it is opt-in. Enable it with --tools +{name} or add "+{name}" '
+                "to the defaultTools setting.",
+                is_error=True,
+            )
         return ToolResult.text(f"Tool {name} not found", is_error=True)
     event = ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
     for _plugin, decision in await rt.plugins.acall_each("tool_call", event=event, api=rt.api):

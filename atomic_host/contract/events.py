@@ -138,6 +138,16 @@ class SessionBeforeCompactEvent:
     branch_entries: list[dict[str, Any]] = field(default_factory=list)
 
 
+@record
+class SessionRecoverEvent:
+    """``session_recover``: ``start_pending_recovery`` runs for the active session."""
+
+    reason: str
+    """startup | resume | workflow_stage_resume (``resume`` when the client named none)"""
+    session_id: str
+    session_file: str | None = None
+
+
 EVENT_TYPES: dict[str, type] = {
     "session_start": SessionStartEvent,
     "session_shutdown": SessionShutdownEvent,
@@ -151,5 +161,6 @@ EVENT_TYPES: dict[str, type] = {
     "user_bash": UserBashEvent,
     "session_compact": SessionCompactEvent,
     "session_before_compact": SessionBeforeCompactEvent,
+    "session_recover": SessionRecoverEvent,
 }
 """The event class of each hook that takes an ``event`` object (``on_event`` takes the wire dict)."""

@@ -36,6 +36,7 @@ from atomic_host.contract.results import (
     Cancel,
     CompactResult,
     InputResult,
+    RecoverResult,
     ToolCallDecision,
     ToolPatch,
 )
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
         SessionCompactEvent,
+        SessionRecoverEvent,
         SessionShutdownEvent,
         SessionStartEvent,
         SystemPromptEvent,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
     )
     from atomic_host.contract.host import HostAPI
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
 
 Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
@@ -119,6 +122,19 @@ def register_providers(register: Callable[[ApiImpl | ProviderInfo], None], api: 
     """Register LLM wire APIs (``ApiImpl``) and providers with their model catalogs (``ProviderInfo``)."""
 
 
+@spec("each", sync=True)
+def register_workflows(register: Callable[[WorkflowDefinition], None], api: HostAPI) -> None:
+    """Register workflows (named pipelines of agent stages): ``register(WorkflowDefinition(...))``.
+
+    Each step is a dict: ``{"name", "prompt"}`` (an agent run; ``{input}`` and
+    ``{stages.<name>.output}`` are filled in) or ``{"name", "run"}`` where ``run`` is
+    ``async def run(ctx) -> str`` (``ctx.input``, ``ctx.outputs``, ``ctx.api``, ``ctx.run_id``).
+    Optional keys: ``models`` (fallback tiers, ``provider/model[:level]``), ``thinking``, ``tools``.
+    The built-in ``workflows`` plugin runs them; ``/workflow`` lists them. A TOML file in a
+    workflows directory of the same name wins over a registered definition.
+    """
+
+
 # --- Host lifecycle ---
 
 
@@ -162,6 +178,16 @@ def session_before_switch(event: SessionBeforeSwitchEvent, api: HostAPI) -> Canc
 def session_before_fork(event: SessionBeforeForkEvent, api: HostAPI) -> Cancel | None:
     """Before ``fork`` (``event.position == "before"``, ``event.entry_id``) or ``clone``
     (``"at"``). Return ``Cancel()`` to stop it."""
+
+
+@spec("each", returns=(RecoverResult,))
+def session_recover(event: SessionRecoverEvent, api: HostAPI) -> RecoverResult | None:
+    """``start_pending_recovery`` for the active session (``event.reason``, ``event.session_id``):
+    restore the background work an earlier process left unfinished (a workflow run, a worker).
+
+    Runs before interrupted deliveries are replayed, once per loaded session. Return a
+    ``RecoverResult`` (``notices``, ``completions``, ``resumed``) to add to the report, or None.
+    """
 
 
 # --- Input and turns ---

@@ -10,6 +10,9 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import UI, Tool
 
 
@@ -40,6 +43,11 @@ class HostAPI(Protocol):
 
     @property
     def session_id(self) -> str | None: ...
+
+    @property
+    def session_file(self) -> str | None:
+        """Where the active session is stored (``sessionLocation``); None for an in-memory one."""
+        ...
 
     @property
     def has_ui(self) -> bool: ...
@@ -95,4 +103,45 @@ class HostAPI(Protocol):
 
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
         """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
+        ...
+
+    async def run_internal_session(
+        self,
+        prompt: str,
+        *,
+        header: dict[str, Any] | None = None,
+        model: str | None = None,
+        thinking: str | None = None,
+        tools: list[str] | None = None,
+        signal: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
+        """Run ``prompt`` as one agent run in a new child session of the active one, and wait.
+
+        ``header`` is added to the child's session header (``{"internal": True, "workflow":
+        {"runId", "stageId", "stageName"}}`` hides it from ``list_sessions``); ``model`` is
+        ``provider/model[:level]`` (default: the active session's model), ``tools`` narrows the
+        active tools, ``signal`` aborts the run when set. Its events are not sent to the client.
+        Returns ``{sessionId, sessionFile, model, text, stopReason, errorMessage?,
+        unresolvedOverflow}``: ``text`` is the last assistant text.
+        """
+        ...
+
+    def registered_workflows(self) -> list[WorkflowDefinition]:
+        """The workflows plugins registered with ``register_workflows``, in load order."""
+        ...
+
+    def provide(self, name: str, service: Any) -> None:
+        """Offer a host-wide service under ``name`` (the built-in workflows plugin offers
+        ``workflows``); the RPC frontend and other plugins find it with :meth:`service`."""
+        ...
+
+    def service(self, name: str) -> Any:
+        """A service offered with :meth:`provide`, or None."""
+        ...
+
+    @property
+    def workflows(self) -> Any:
+        """The workflow engine: ``await api.workflows.start(name, input)`` → runId,
+        ``await api.workflows.cancel(run_id)``, ``api.workflows.list()`` (definitions). Raises
+        ``HostError`` when the built-in workflows plugin is disabled."""
         ...

@@ -1,9 +1,9 @@
 """Shapes of the contributions the next registration hooks take (issue 9, phase B).
 
-Phase A only fixes their shape so the contract is complete; no hook registers them yet and the host
-does not read them: ``export_html`` and the session stores are still wired in directly (see
-docs/architecture.md, "Phase B"). ``register_exporters`` / ``register_session_stores`` /
-``register_workflows`` will take ``register(<one of these>)`` like ``register_tools`` does.
+``register_workflows`` takes ``register(WorkflowDefinition(...))`` (issue 11). The others only fix
+their shape so far: ``export_html`` and the session stores are still wired in directly (see
+docs/architecture.md, "Phase B"); ``register_exporters`` / ``register_session_stores`` will take
+``register(<one of these>)`` like ``register_tools`` does.
 """
 
 from __future__ import annotations
@@ -39,9 +39,17 @@ class SessionStoreFactory:
 
 @record
 class WorkflowDefinition:
-    """A named workflow a plugin offers (shape only: the workflows issue builds the engine)."""
+    """A named workflow: stages run one after another, each in its own internal child session.
+
+    ``steps``: one dict per stage, ``{"name": str, "prompt": str}`` (an agent run; ``{input}`` and
+    ``{stages.<name>.output}`` are filled in, ``{{``/``}}`` are literal braces) or
+    ``{"name": str, "run": async (ctx) -> str}`` (Python code, or a ``"module:function"`` string);
+    optional ``models`` (fallback tiers, ``provider/model[:level]``), ``thinking``, ``tools``.
+    """
 
     name: str
     description: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     plugin: str = ""
+    path: str = ""
+    """Where it was defined (a TOML file; empty for Python definitions)."""

@@ -109,3 +109,15 @@ class CompactResult:
     """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
 
     compacted_text: str
+
+
+@record
+class RecoverResult:
+    """Result of a ``session_recover`` hook: what the plugin restored, for the recovery report."""
+
+    notices: list[str] = field(default_factory=list)
+    """Lines for the report's ``notices`` (e.g. "Resumed workflow review from stage 2.")."""
+    completions: int = 0
+    """Undelivered background results the plugin appended to the session."""
+    resumed: int = 0
+    """Background runs (workflow runs, workers) the plugin resumed."""

@@ -90,11 +90,14 @@ class AgentSession:
         self.in_provider_stream = False
         self.cancelled_for_abort = False
         self.recovery_report: dict[str, Any] | None = None
+        self.recovery_task: asyncio.Future[dict[str, Any]] | None = None
         self.summary_task: asyncio.Task[None] | None = None
         self._temp_dir: str | bool | None = False
         # compaction (atomic_host/engine/compaction.py): the running job, one overflow recovery per turn
         self.compaction_job: Any = None
         self.overflow_recovered = False
+        self.tool_names: set[str] | None = None
+        """A narrower tool selection for this session only (workflow stages); None = the host's."""
 
     # --- construction ---
 
@@ -242,10 +245,15 @@ class AgentSession:
 
     # --- provider context ---
 
+    def model_tools(self) -> list[Any]:
+        """The tools the model sees in this session: the host's selection, narrowed by ``tool_names``."""
+        tools = self.rt.tools.for_model()
+        return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
+
     def system_prompt(self) -> str:
         opts = self.rt.options
         base = opts.system_prompt or DEFAULT_SYSTEM_PROMPT
-        tools = self.rt.tools.for_model()
+        tools = self.model_tools()
         lines = [base, ""]
         if tools:
             lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
@@ -292,7 +300,7 @@ class AgentSession:
         return {
             "systemPrompt": system_prompt or self.system_prompt(),
             "messages": messages,
-            "tools": [t.to_llm() for t in self.rt.tools.for_model()],
+            "tools": [t.to_llm() for t in self.model_tools()],
         }
 
     def stream_options(self) -> StreamOptions:

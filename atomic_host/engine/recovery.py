@@ -1,12 +1,15 @@
 """start_pending_recovery: finish what an earlier process left unfinished in this session.
 
-Interrupted tool calls (an assistant toolUse whose results never arrived) get an error result
-appended, so the model sees they did not run. The report is computed once per loaded session
-and repeated verbatim afterwards.
+First the ``session_recover`` hooks restore background work (the workflows plugin resumes the
+runs this session owns from their last completed step) and add notices. Then interrupted tool
+calls (an assistant toolUse whose results never arrived) get an error result appended, so the
+model sees they did not run. The report is computed once per loaded session and repeated verbatim
+afterwards; a second call while the first is still working waits for it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +19,29 @@ if TYPE_CHECKING:
 INTERRUPTED = "Tool execution was interrupted: the result is unavailable."
 
 
-async def recover(agent: AgentSession) -> dict[str, Any]:
+async def recover(agent: AgentSession, reason: str | None = None) -> dict[str, Any]:
     if agent.recovery_report is not None:
         return agent.recovery_report
+    running = agent.recovery_task
+    if running is None:
+        running = agent.recovery_task = asyncio.ensure_future(_recover(agent, reason or "resume"))
+    return await asyncio.shield(running)
+
+
+async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
+    from atomic_host.contract.events import SessionRecoverEvent
+    from atomic_host.contract.results import RecoverResult
+
     report: dict[str, Any] = {"replayed": 0, "dropped": 0, "completions": 0, "notices": []}
+    rt = agent.rt
+    if rt.plugins.has_impls("session_recover"):
+        event = SessionRecoverEvent(reason, agent.session.id, agent.session.location)
+        for _plugin, res in await rt.plugins.acall_each("session_recover", event=event, api=rt.api):
+            if isinstance(res, RecoverResult):
+                report["notices"] += [str(n) for n in res.notices]
+                report["completions"] += int(res.completions)
+                if res.resumed:
+                    report["resumed"] = report.get("resumed", 0) + int(res.resumed)
     branch = agent.session.branch()
     last_assistant = None
     answered: set[str] = set()

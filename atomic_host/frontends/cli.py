@@ -1,49 +1,132 @@
-"""The ``atomic`` command: ``--mode rpc|json|acp``, ``-p PROMPT``, and the ``schema``, ``plugins`` and
-``sessions`` subcommands."""
+"""The ``atomic`` command: ``--mode rpc|json|print|acp``, ``-p PROMPT``, and the ``schema``,
+``plugins``, ``sessions`` and ``login`` subcommands."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
 
-SUBCOMMANDS = ("schema", "plugins", "sessions")
+SUBCOMMANDS = {
+    "schema": "print the JSON Schema of the RPC protocol",
+    "plugins": "list plugins, their hooks and call order",
+    "sessions": "list sessions; copy them between JSONL and SQLite",
+    "login": "store an API key for a provider in auth.json",
+}
+
+DESCRIPTION = """\
+atomic-host: the Atomic coding-agent host, built of plugins.
+
+Without -p it serves the JSON-lines RPC protocol on stdin/stdout (one command per line).
+With -p it runs one prompt and prints the answer, streaming as it arrives."""
+
+EPILOG = """\
+examples:
+  atomic -p "explain this repository"
+  git diff | atomic -p "review this"        the prompt, a blank line, then the piped text
+  echo "what is 2+2?" | atomic -p           the prompt read from stdin
+  atomic -p "list the files" --output-format json
+  atomic sessions list
+
+Run `atomic SUBCOMMAND --help` for a subcommand's options."""
+
+RPC_TTY_HINT = (
+    "atomic: this is the JSON-lines RPC host; it reads one JSON command per line, e.g.\n"
+    '  {"type":"prompt","message":"hello"}\n'
+    'For an answer in the terminal, run: atomic -p "your question"\n'
+    "More: atomic --help. Ctrl-D quits."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="atomic",
-        description="atomic-host: the Atomic coding-agent RPC protocol, built of plugins.",
-        epilog="Subcommands: atomic schema | atomic plugins | atomic sessions import|export",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--mode", choices=("rpc", "json", "print", "acp"), help="rpc: JSONL on stdin/stdout; acp: editors")
+    sub = p.add_subparsers(
+        title="subcommands", dest="subcommand", metavar="SUBCOMMAND", help="`atomic SUBCOMMAND --help` for its options"
+    )
+    for name, text in SUBCOMMANDS.items():
+        # Listed here for --help; main() dispatches them before this parser runs.
+        sub.add_parser(name, help=text, add_help=False).add_argument("rest", nargs=argparse.REMAINDER)
     p.add_argument(
-        "-p", "--print", dest="prompt", metavar="PROMPT", help="run one prompt and print the answer"
+        "--mode",
+        choices=("rpc", "json", "print", "acp"),
+        help="rpc: JSON lines on stdin/stdout (the default without -p); json: run the -p prompt and print "
+        "every event as JSON lines; print: run the prompt and print the answer (the default with -p); "
+        "acp: the Agent Client Protocol for editors (docs/acp.md)",
     )
-    p.add_argument("--provider")
+    p.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        nargs="?",
+        const="",
+        help="run one prompt and print the answer; piped stdin is appended to it, "
+        "or is the prompt when PROMPT is left out",
+    )
+    p.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="print mode output: text (default), json (one final result object) or "
+        "stream-json (one JSON object per line, then the result)",
+    )
+    p.add_argument("--hide-thinking", action="store_true", help="print mode: do not show the model's thinking")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print mode: no final line with model, tokens, cost and time"
+    )
+    p.add_argument("--provider", help="provider to use (anthropic, openai, …); picks its first available model")
     p.add_argument("--model", help="model id, provider/id, optionally :thinking-level")
-    p.add_argument("--thinking", choices=("off", "minimal", "low", "medium", "high", "xhigh", "max"))
-    p.add_argument("--api-key")
+    p.add_argument(
+        "--thinking",
+        choices=("off", "minimal", "low", "medium", "high", "xhigh", "max"),
+        help="thinking (reasoning) level",
+    )
+    p.add_argument("--api-key", help="API key for --provider (or for the chosen model's provider)")
     p.add_argument("--models", type=_csv, help="comma-separated model patterns for cycle_model")
     p.add_argument("--list-models", action="store_true", help="list available models and exit")
     p.add_argument("--session", help="session file or id to open")
-    p.add_argument("-c", "--continue", dest="continue_session", action="store_true")
+    p.add_argument(
+        "-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session"
+    )
     p.add_argument("--no-session", action="store_true", help="keep the session in memory only")
-    p.add_argument("--session-dir")
-    p.add_argument("--session-store", choices=("jsonl", "sqlite"))
-    p.add_argument("-n", "--name")
+    p.add_argument("--session-dir", metavar="DIR", help="directory that holds the session store")
+    p.add_argument("--session-store", choices=("jsonl", "sqlite"), help="session store kind (default: jsonl)")
+    p.add_argument("-n", "--name", help="name the new session")
+    p.add_argument("--export", nargs="+", metavar=("SESSION", "OUTPUT"), help="export a session to HTML and exit")
     p.add_argument(
-        "--export", nargs="+", metavar=("SESSION", "OUTPUT"), help="export a session to HTML and exit"
+        "-e",
+        "--extension",
+        dest="extensions",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a local extension file or directory (repeatable)",
     )
-    p.add_argument("-e", "--extension", dest="extensions", action="append", default=[])
-    p.add_argument("--no-extensions", action="store_true")
+    p.add_argument("--no-extensions", action="store_true", help="load no installed or local extensions")
     p.add_argument(
-        "--prompt-template", dest="prompt_templates", action="append", default=[], metavar="PATH"
+        "--prompt-template",
+        dest="prompt_templates",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a prompt template file or directory (repeatable)",
     )
-    p.add_argument("--skill", dest="skills", action="append", default=[], metavar="PATH")
+    p.add_argument(
+        "--skill",
+        dest="skills",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="load a skill file or directory (repeatable)",
+    )
     approve = p.add_mutually_exclusive_group()
     approve.add_argument(
         "--approve",
@@ -52,19 +135,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="trust this project: load its .atomic extensions and settings",
     )
-    approve.add_argument("--no-approve", dest="approve", action="store_false")
+    approve.add_argument(
+        "--no-approve", dest="approve", action="store_false", help="do not trust this project's .atomic directory"
+    )
     p.add_argument("--watch", action="store_true", help="hot-reload local extension files")
-    p.add_argument("--tools", type=_csv)
-    p.add_argument("--no-tools", action="store_true")
-    p.add_argument("--no-builtin-tools", action="store_true")
-    p.add_argument("--exclude-tools", type=_csv, default=[])
-    p.add_argument("--system-prompt")
-    p.add_argument("--append-system-prompt")
+    p.add_argument(
+        "--tools",
+        type=_csv,
+        metavar="LIST",
+        help="comma-separated tools: names replace the defaults, +name adds one (e.g. +ls), -name removes one",
+    )
+    p.add_argument("--no-tools", action="store_true", help="offer the model no tools")
+    p.add_argument("--no-builtin-tools", action="store_true", help="offer no built-in tools (extension tools stay)")
+    p.add_argument("--exclude-tools", type=_csv, default=[], metavar="LIST", help="comma-separated tools to leave out")
+    p.add_argument("--system-prompt", metavar="TEXT", help="replace the default system prompt")
+    p.add_argument("--append-system-prompt", metavar="TEXT", help="append text to the system prompt")
     return p
 
 
-def parse_options(argv: list[str]) -> tuple[Options, argparse.Namespace]:
-    ns = build_parser().parse_args(argv)
+def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None) -> tuple[Options, argparse.Namespace]:
+    ns = (parser or build_parser()).parse_args(argv)
     mode = ns.mode or ("print" if ns.prompt is not None else "rpc")
     opts = Options(
         mode=mode,
@@ -107,7 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends import subcommands
 
         return getattr(subcommands, argv[0])(argv[1:])
-    opts, ns = parse_options(argv)
+    parser = build_parser()
+    opts, ns = parse_options(argv, parser)
+    if ns.subcommand:
+        parser.error(f"put the subcommand first: atomic {ns.subcommand} ...")
     if ns.list_models:
         from atomic_host.frontends.subcommands import list_models
 
@@ -116,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends.subcommands import export_session
 
         return export_session(opts, ns.export)
+    if opts.mode != "print" and (ns.output_format or ns.hide_thinking or ns.quiet):
+        parser.error("--output-format, --hide-thinking and -q/--quiet apply to print mode (-p)")
     if opts.mode == "rpc":
+        if _stdin_is_tty():
+            print(RPC_TTY_HINT, file=sys.stderr, flush=True)
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts)
@@ -124,12 +221,21 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends.acp.main import run_acp
 
         return run_acp(opts)
-    if opts.prompt is None:
-        print("atomic: --mode json and print mode need a prompt (-p PROMPT)", file=sys.stderr)
+    if opts.mode == "json" and not opts.prompt:
+        print('atomic: --mode json needs a prompt: atomic --mode json -p "PROMPT"', file=sys.stderr)
         return 2
-    from atomic_host.frontends.oneshot import run_oneshot
+    from atomic_host.frontends.oneshot import PrintOptions, run_oneshot
 
-    return run_oneshot(opts)
+    return run_oneshot(
+        opts, PrintOptions(output_format=ns.output_format or "text", hide_thinking=ns.hide_thinking, quiet=ns.quiet)
+    )
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``atomic schema``, ``atomic plugins``, ``atomic sessions``, ``--list-models`` and ``--export``."""
+"""``atomic schema``, ``atomic plugins``, ``atomic sessions``, ``atomic login``, ``--list-models`` and
+``--export``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ if TYPE_CHECKING:
 
 def schema(argv: list[str]) -> int:
     """Print the JSON Schema of the whole protocol."""
+    import argparse
+
     from atomic_host.core.protocol.schema import protocol_schema
+
+    argparse.ArgumentParser(
+        prog="atomic schema", description="Print the JSON Schema of the RPC protocol (every command and event)."
+    ).parse_args(argv)
 
     sys.stdout.write(json.dumps(protocol_schema(), indent=2, sort_keys=True) + "\n")
     return 0
@@ -36,13 +43,23 @@ def plugins(argv: list[str]) -> int:
     from atomic_host.core.options import Options
     from atomic_host.core.options import csv_list as _csv
 
-    p = argparse.ArgumentParser(prog="atomic plugins")
-    p.add_argument("--json", action="store_true")
+    p = argparse.ArgumentParser(
+        prog="atomic plugins", description="List plugins: source, version, status, hooks, and per-hook call order."
+    )
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--no-load", action="store_true", help="list third-party plugins without importing them")
-    p.add_argument("-e", "--extension", dest="extensions", action="append", default=[])
-    p.add_argument("--no-extensions", action="store_true")
-    p.add_argument("--approve", action="store_true", default=None)
-    p.add_argument("--tools", type=_csv)
+    p.add_argument(
+        "-e",
+        "--extension",
+        dest="extensions",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also load this local extension file or directory (repeatable)",
+    )
+    p.add_argument("--no-extensions", action="store_true", help="load no installed or local extensions")
+    p.add_argument("--approve", action="store_true", default=None, help="trust this project's .atomic directory")
+    p.add_argument("--tools", type=_csv, metavar="LIST", help="accepted as for atomic (tool selection)")
     ns = p.parse_args(argv)
     opts = Options(extensions=ns.extensions, no_extensions=ns.no_extensions or ns.no_load, approve=ns.approve)
     rt = _runtime(opts)
@@ -96,21 +113,120 @@ def plugins(argv: list[str]) -> int:
     return 0
 
 
+def _sessions_parser():
+    import argparse
+
+    from atomic_host.session import transfer
+
+    # import/export are session/transfer.py's own parser (it runs them); list is added to it here.
+    parser = transfer._parser()
+    parser.description = "List the current project's sessions, or copy sessions between the JSONL and SQLite stores."
+    parser.epilog = "Run `atomic sessions ACTION --help` for an action's options."
+    actions = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    listing = actions.add_parser(
+        "list",
+        help="list the sessions of the current project, newest first",
+        description="List the sessions of the current project (the working directory), newest first.",
+    )
+    listing.add_argument("--json", action="store_true", help="print the session records as JSON")
+    listing.add_argument("--all", action="store_true", help="every project, not just the current one")
+    listing.add_argument("--session-dir", metavar="DIR", help="directory that holds the session store")
+    listing.add_argument("--session-store", choices=("jsonl", "sqlite"), help="session store kind (default: jsonl)")
+    for name, text in (("import", "copy JSONL sessions into the SQLite store"),
+                       ("export", "copy SQLite sessions out to JSONL files")):  # fmt: skip
+        actions._choices_actions.append(argparse.Action([], dest=name, help=text, metavar=name))
+        for action in actions.choices[name]._actions:  # flags transfer.py leaves without help
+            action.help = action.help or _TRANSFER_HELP.get(action.dest)
+    return parser
+
+
+_TRANSFER_HELP = {
+    "src": "store to copy from",
+    "dst": "store to copy to",
+    "agent_dir": "agent directory (default: $ATOMIC_CODING_AGENT_DIR or ~/.atomic/agent)",
+}
+
+
 def sessions(argv: list[str]) -> int:
-    """``atomic sessions import|export``: move sessions between the JSONL and SQLite stores."""
+    """``atomic sessions list|import|export``."""
+    ns = _sessions_parser().parse_args(argv)
+    if ns.action == "list":
+        return list_sessions(ns)
     from atomic_host.session.transfer import main
 
     return main(argv)
 
 
+def list_sessions(ns) -> int:
+    """One line per session: modified time, id, message count, name or first message."""
+    from atomic_host.core.options import Options
+
+    rt = _runtime(Options(session_dir=ns.session_dir, session_store=ns.session_store))
+    infos = rt.store.list_all() if ns.all else rt.store.list(rt.cwd)
+    infos.sort(key=lambda i: i.get("modified") or "", reverse=True)
+    if ns.json:
+        print(json.dumps(infos, indent=2))
+        return 0
+    if not infos:
+        where = "any project" if ns.all else rt.cwd
+        print(f"No sessions for {where} (in {rt.agent_dir}).", file=sys.stderr)
+        return 0
+    for info in infos:
+        title = info.get("name") or (info.get("firstMessage") or "").replace("\n", " ")
+        title = title[:70] + "…" if len(title) > 71 else title
+        modified = str(info.get("modified") or "")[:19].replace("T", " ")
+        line = f"{modified}  {info.get('id')}  {info.get('messageCount', 0):>4} msgs  {title}"
+        print(line + (f"  ({info.get('cwd')})" if ns.all else ""))
+    return 0
+
+
+def login(argv: list[str]) -> int:
+    """``atomic login PROVIDER``: store an API key in auth.json (read from --api-key, stdin or a prompt)."""
+    import argparse
+    import getpass
+    import os
+
+    from atomic_host.core.options import Options
+
+    p = argparse.ArgumentParser(
+        prog="atomic login",
+        description="Store an API key for PROVIDER in auth.json (private file in the agent directory). "
+        "The key is read from --api-key, from piped stdin, or asked for without echo.",
+    )
+    p.add_argument("provider", help="provider id, e.g. anthropic or openai")
+    p.add_argument("--api-key", help="the key (visible in the process list: prefer stdin or the prompt)")
+    ns = p.parse_args(argv)
+    rt = _runtime(Options())
+    rt.load_plugins()
+    if rt.models.provider_info(ns.provider) is None:
+        known = ", ".join(x for x in rt.models.provider_ids() if x != "faux")
+        print(f"atomic: unknown provider {ns.provider!r}; known providers: {known}", file=sys.stderr)
+        return 2
+    key = ns.api_key
+    if key is None:
+        key = getpass.getpass(f"{ns.provider} API key: ") if os.isatty(0) else sys.stdin.readline()
+    key = key.strip()
+    if not key:
+        print("atomic: no key given", file=sys.stderr)
+        return 2
+    rt.models.login(ns.provider, key)
+    print(f"Stored the {ns.provider} key in {rt.models.auth_path}", file=sys.stderr)
+    return 0
+
+
 def list_models(opts: Options) -> int:
     rt = _runtime(opts)
     rt.load_plugins()
-    for m in rt.models.available():
+    available = rt.models.available()
+    for m in available:
         print(
             f"{m['provider']}/{m['id']}\tcontext {m['contextWindow']}\tmax {m['maxTokens']}"
             f"\t{'reasoning' if m.get('reasoning') else ''}"
         )
+    if not available:
+        from atomic_host.frontends.hints import key_hint
+
+        print(f"atomic: no models available. {key_hint(rt.models, opts.provider)}", file=sys.stderr)
     return 0
 
 

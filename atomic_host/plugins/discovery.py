@@ -14,6 +14,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.tool_search",
     "builtin_plugins.prompts",
     "builtin_plugins.skills",
+    "builtin_plugins.mcp",
+    "builtin_plugins.workflows",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
 

@@ -88,6 +88,24 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if not isinstance(exc, Exception) or str(exc) == "" else text
 
 
+def _import_error_text(exc: BaseException, file: Path | None) -> str:
+    """``path:line: Type: message`` for an extension that failed to import."""
+    where = _import_location(exc, file)
+    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else _error_text(exc)
+    return f"{where}: {type(exc).__name__}: {message}" if where else _error_text(exc)
+
+
+def _import_location(exc: BaseException, file: Path | None) -> str | None:
+    """``path:line`` of a failed import: the syntax error's place, else the plugin file's deepest
+    frame in the traceback, else the deepest frame outside the import machinery."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return f"{exc.filename}:{exc.lineno}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    own = [f for f in frames if file is not None and f.filename == str(file)]
+    frame = (own or frames or [None])[-1]
+    return f"{frame.filename}:{frame.lineno}" if frame is not None else None
+
+
 class PluginHost:
     """Owns the pluggy PluginManager and the loading pipeline."""
 
@@ -125,7 +143,11 @@ class PluginHost:
     def _fail(self, record: PluginRecord, phase: str, exc: BaseException) -> None:
         record.status = "failed"
         record.error = _error_text(exc)
+        if phase == "import":
+            record.error = _import_error_text(exc, record.file)
         print(f"atomic: plugin {record.name} failed ({phase}): {record.error}", file=sys.stderr)
+        if phase == "import":
+            traceback.print_exception(exc, file=sys.stderr)
         self.on_error(record.path, phase, record.error)
 
     def add_record(self, record: PluginRecord) -> PluginRecord:
@@ -241,7 +263,7 @@ class PluginHost:
         try:
             module = self.import_file(path)
         except BaseException as exc:
-            msg = _error_text(exc)
+            msg = _import_error_text(exc, path)
             print(f"atomic: reload of {path} failed, keeping the previous version: {msg}", file=sys.stderr)
             self.on_error(str(path), "reload", msg)
             return None

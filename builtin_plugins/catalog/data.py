@@ -1,6 +1,8 @@
-"""The built-in model catalog, shipped as package data (``catalog.json`` beside this module).
+"""The built-in model catalog, shipped as package data (JSON files beside this module).
 
-The JSON is hand-curated (see its ``_provenance``); it is never fetched at runtime.
+``catalog.json`` (Anthropic, OpenAI) is registered by this plugin; the catalogs of the other wire
+APIs (``google.json``) by the providers plugin, next to their adapters. The JSON is hand-curated
+(see each file's ``_provenance``); it is never fetched at runtime.
 """
 
 from __future__ import annotations
@@ -17,27 +19,46 @@ PLUGIN_NAME = "builtin_plugins.catalog"
 
 
 @cache
-def _load() -> dict[str, Any]:
-    text = (Path(__file__).parent / "catalog.json").read_text("utf-8")
+def _load(name: str = "catalog.json") -> dict[str, Any]:
+    text = (Path(__file__).parent / name).read_text("utf-8")
     return json.loads(text)
 
 
-def provenance() -> str:
-    """Where the catalog's numbers come from."""
-    return str(_load().get("_provenance", ""))
+def provenance(name: str = "catalog.json") -> str:
+    """Where a catalog file's numbers come from."""
+    return str(_load(name).get("_provenance", ""))
+
+
+def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo]:
+    """Fresh ``ProviderInfo`` objects (full Model dicts) for every provider of the catalog file ``name``."""
+    out: list[ProviderInfo] = []
+    for raw in _load(name)["providers"]:
+        models = []
+        for m in raw["models"]:
+            model = {
+                "id": m["id"],
+                "name": m.get("name", m["id"]),
+                "api": m.get("api", raw["api"]),
+                "provider": raw["id"],
+                "baseUrl": m.get("baseUrl", raw["baseUrl"]),
+            }
+            model.update({k: copy.deepcopy(v) for k, v in m.items() if k not in model})
+            models.append(model)
+        out.append(
+            ProviderInfo(
+                id=raw["id"],
+                name=raw["name"],
+                api=raw["api"],
+                base_url=raw["baseUrl"],
+                env_keys=list(raw.get("envKeys", [])),
+                models=models,
+                headers=dict(raw.get("headers", {})),
+                plugin=plugin,
+            )
+        )
+    return out
 
 
 def builtin_providers() -> list[ProviderInfo]:
-    """Fresh ``ProviderInfo`` objects (full Model dicts) for every catalog provider."""
-    out: list[ProviderInfo] = []
-    for raw in _load()["providers"]:
-        models = []
-        for m in raw["models"]:
-            model = {"id": m["id"], "name": m.get("name", m["id"]), "api": m.get("api", raw["api"]),
-                     "provider": raw["id"], "baseUrl": m.get("baseUrl", raw["baseUrl"])}
-            model.update({k: copy.deepcopy(v) for k, v in m.items() if k not in model})
-            models.append(model)
-        out.append(ProviderInfo(id=raw["id"], name=raw["name"], api=raw["api"], base_url=raw["baseUrl"],
-                                env_keys=list(raw.get("envKeys", [])), models=models,
-                                headers=dict(raw.get("headers", {})), plugin=PLUGIN_NAME))
-    return out
+    """Fresh ``ProviderInfo`` objects for every provider of ``catalog.json``."""
+    return catalog_providers("catalog.json")

@@ -1,8 +1,9 @@
-"""Built-in provider plugin: the anthropic-messages, openai-completions, openai-responses and
-faux wire APIs, plus the ``faux`` provider catalog.
+"""Built-in provider plugin: the anthropic-messages, openai-completions, openai-responses,
+google-generative-ai and faux wire APIs, plus the ``faux`` and ``google`` provider catalogs.
 
 Stream functions are registered as ``"module:function"`` strings so httpx loads on first use.
-The anthropic/openai model catalogs live in ``atomic_host.core.models``.
+The anthropic/openai model catalogs are registered by ``builtin_plugins.catalog``; the Gemini one
+(``builtin_plugins/catalog/google.json``) comes with its adapter, from this plugin.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ APIS = {
     "anthropic-messages": f"{_PKG}.anthropic:stream",
     "openai-completions": f"{_PKG}.openai_completions:stream",
     "openai-responses": f"{_PKG}.openai_responses:stream",
+    "google-generative-ai": f"{_PKG}.google:stream",
     "faux": f"{_PKG}.faux:stream",
 }
 
@@ -50,9 +52,12 @@ def faux_enabled(api: Any) -> bool:
 @hookimpl
 def register_providers(register: Any, api: Any) -> None:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from builtin_plugins.catalog.data import catalog_providers
 
     for name, target in APIS.items():
         register(ApiImpl(api=name, stream=target))
+    for provider in catalog_providers("google.json", plugin=_PKG):
+        register(provider)
     register(
         ProviderInfo(
             id="faux",

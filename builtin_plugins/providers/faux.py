@@ -28,6 +28,10 @@ PROVIDER_ID = "faux"
 MODEL_ID = "faux-1"
 API = "faux"
 CHUNK_SIZES = (12, 16, 20)  # 3–5 tokens of 4 chars, rotated so runs are reproducible
+NO_SCRIPT = (
+    "No more faux responses queued: ATOMIC_FAUX_SCRIPT is not set "
+    '(point it at a JSONL file with one reply per line, e.g. "hello")'
+)
 # The faux-1 model dict lives in builtin_plugins.providers.faux_model() (no import cost there).
 
 
@@ -167,7 +171,7 @@ async def stream(
         faux.last_options = _log(model, context, options)
         raw = faux.next_step()
         if raw is None:
-            yield out.error("No more faux responses queued")
+            yield out.error(NO_SCRIPT if not os.environ.get("ATOMIC_FAUX_SCRIPT") else "No more faux responses queued")
             return
         step = _normalize(raw)
     except Exception as exc:

@@ -51,15 +51,8 @@ def test_each_example_loads_without_problems(tmp_path: Path, index: int) -> None
 
 
 async def test_the_local_server_example_answers_through_the_host(tmp_path: Path) -> None:
-    import importlib.util
-    import sys
+    from atomic_host import testing_sse as sse
 
-    spec = importlib.util.spec_from_file_location("sse_server", DOC.parents[1] / "tests/providers/sse_server.py")
-    assert spec and spec.loader
-    sse = sys.modules.get("sse_server") or importlib.util.module_from_spec(spec)
-    if "sse_server" not in sys.modules:
-        sys.modules["sse_server"] = sse
-        spec.loader.exec_module(sse)
     data = json.loads(EXAMPLES[0])
     chunk = {"id": "c", "object": "chat.completion.chunk", "model": "qwen3:14b",
              "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hello from ollama"},

@@ -8,9 +8,9 @@ import time
 
 import pytest
 from helpers import SIMPLE_CONTEXT, anthropic_model, collect, final, types
-from sse_server import Reply, SSEServer, anthropic_frames
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.testing_sse import Reply, SSEServer, anthropic_frames
 from builtin_plugins.providers.anthropic import stream
 
 

@@ -112,10 +112,12 @@ def test_plugin_registers_four_apis_and_faux_provider() -> None:
     got: list[object] = []
     pm.hook.register_providers(register=got.append, api=None)
     apis = {x.api: x.stream for x in got if isinstance(x, ApiImpl)}
-    assert set(apis) == {"anthropic-messages", "openai-completions", "openai-responses", "faux"}
+    assert set(apis) == {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai", "faux"}
     assert all(isinstance(s, str) and ":" in s for s in apis.values())
-    (provider,) = [x for x in got if isinstance(x, ProviderInfo)]
-    assert provider.id == "faux" and provider.always_authenticated
+    providers = {x.id: x for x in got if isinstance(x, ProviderInfo)}
+    assert set(providers) == {"google", "faux"}
+    provider = providers["faux"]
+    assert provider.always_authenticated
     model = provider.models[0]
     assert (model["id"], model["contextWindow"], model["maxTokens"], model["reasoning"]) == (
         "faux-1",

@@ -74,7 +74,10 @@ async def test_scripted_error_and_empty_script() -> None:
     events = await collect(faux.stream(faux_model(), CTX, StreamOptions()))
     assert final(events)["errorMessage"] == "529 overloaded_error" and events[-1]["reason"] == "error"
     events = await collect(faux.stream(faux_model(), CTX, StreamOptions()))
-    assert types(events) == ["error"] and final(events)["errorMessage"] == "No more faux responses queued"
+    assert types(events) == ["error"] and final(events)["errorMessage"] == (
+        "No more faux responses queued: ATOMIC_FAUX_SCRIPT is not set "
+        '(point it at a JSONL file with one reply per line, e.g. "hello")'
+    )
     assert faux.faux.call_count == 2
 
 

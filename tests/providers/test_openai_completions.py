@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 from helpers import SIMPLE_CONTEXT, collect, final, openai_model, types
-from sse_server import Reply, SSEServer, openai_chat_frames
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.testing_sse import Reply, SSEServer, openai_chat_frames
 from builtin_plugins.providers.openai_completions import stream
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 from helpers import SIMPLE_CONTEXT, collect, final, openai_model, types
-from sse_server import SSEServer, responses_frames
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.testing_sse import SSEServer, responses_frames
 from builtin_plugins.providers.openai_responses import stream
 
 REASONING_ITEM = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAA"}

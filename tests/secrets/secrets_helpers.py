@@ -3,28 +3,12 @@ SSE replies for the two wire formats, and a scan of everything a host wrote."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
-
-def _load_sse_server() -> Any:
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).parent.parent / "providers" / "sse_server.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
+from atomic_host import testing_sse as sse
 
 ECHO_401 = sse.Reply(status=401, body="(echo)")
 """Queue this to get a 401 whose JSON body quotes every request header, as some gateways do."""

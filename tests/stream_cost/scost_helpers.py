@@ -4,30 +4,15 @@ OpenAI Chat SSE replies that stream it in small fragments as real models do."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from atomic_host import testing_sse as sse
 
 HERE = Path(__file__).parent
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-
-
-def _load_sse_server() -> Any:
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
 
 
 def reference_repair(text: str) -> str:
@@ -77,32 +62,25 @@ def fragments(text: str, size: int = 40) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def _anthropic_text_block(message_id: str, text: str) -> list[dict[str, Any]]:
+    """``message_start`` and a whole text block at index 0."""
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
+    message = {"id": message_id, "type": "message", "role": "assistant", "model": "m1", "content": [],
+               "stop_reason": None, "usage": usage}  # fmt: skip
+    return [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+    ]
+
+
 def anthropic_write_reply(arguments: str, fragment: int = 40) -> Any:
     """An Anthropic Messages stream: a short text, then a ``write`` tool_use whose input arrives as
     ``input_json_delta`` fragments of ``fragment`` characters, stop reason ``tool_use``."""
-    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_big",
-                "type": "message",
-                "role": "assistant",
-                "model": "m1",
-                "content": [],
-                "stop_reason": None,
-                "usage": usage,
-            },
-        },
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Writing it."}},
-        {"type": "content_block_stop", "index": 0},
-        {
-            "type": "content_block_start",
-            "index": 1,
-            "content_block": {"type": "tool_use", "id": "toolu_big", "name": "write", "input": {}},
-        },
-    ]
+    tool = {"type": "tool_use", "id": "toolu_big", "name": "write", "input": {}}
+    events = _anthropic_text_block("msg_big", "Writing it.")
+    events.append({"type": "content_block_start", "index": 1, "content_block": tool})
     events += [
         {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}
         for part in fragments(arguments, fragment)
@@ -116,30 +94,12 @@ def anthropic_write_reply(arguments: str, fragment: int = 40) -> Any:
 
 
 def anthropic_text_reply(text: str) -> Any:
-    usage = {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}
-    return sse.Reply(
-        chunks=sse.anthropic_frames(
-            [
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_done",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "m1",
-                        "content": [],
-                        "stop_reason": None,
-                        "usage": usage,
-                    },
-                },
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-                {"type": "content_block_stop", "index": 0},
-                {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
-                {"type": "message_stop"},
-            ]
-        )
-    )
+    events = _anthropic_text_block("msg_done", text)
+    events += [
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    return sse.Reply(chunks=sse.anthropic_frames(events))
 
 
 def openai_chat_write_reply(arguments: str, fragment: int = 40) -> Any:

@@ -94,7 +94,7 @@ def test_parsing_work_is_linear_in_the_argument_size() -> None:
 def test_a_megabyte_tool_call_streams_in_well_under_a_second() -> None:
     small, _ = _stream_write(100_000)
     big, _ = _stream_write(1_000_000)
-    assert big < 1.5, f"1 MB took {big:.2f} s"
+    assert big < 5, f"1 MB took {big:.2f} s"  # ~0.3 s here; quadratic parsing took minutes
     assert big < 30 * max(small, 0.005), (small, big)  # ×10 the input: about ×10 the time, not ×100
 
 
@@ -102,5 +102,5 @@ def test_repair_of_a_megabyte_is_one_fast_pass() -> None:
     _, arguments = write_arguments(1_000_000)
     t0 = time.perf_counter()
     repaired = json_parse.repair_json_strings(arguments[:-2])  # cut inside the string
-    assert time.perf_counter() - t0 < 0.5
+    assert time.perf_counter() - t0 < 2  # milliseconds here; the per-character loop took seconds
     assert repaired == reference_repair(arguments[:-2])

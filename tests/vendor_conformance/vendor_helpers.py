@@ -8,11 +8,11 @@ characters and SSE frames are split across reads as they are on a real connectio
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from atomic_host import testing_sse as sse
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
@@ -23,19 +23,6 @@ NO_RETRY: dict[str, Any] = {"retry": {"enabled": False}, **QUIET}
 APIS = {"anthropic": "anthropic-messages", "openai_chat": "openai-completions", "openai_responses": "openai-responses"}
 
 
-def _load_sse_server() -> Any:
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
 
 
 def fixture(path: str) -> bytes:

@@ -252,6 +252,10 @@ class ModelRegistry:
 
     # -- auth ----------------------------------------------------------------------------------
 
+    def env_key_names(self, provider: str) -> tuple[str, ...]:
+        """The environment variables that can hold ``provider``'s key, in priority order."""
+        return self._env_keys(provider)
+
     def _env_keys(self, provider: str) -> tuple[str, ...]:
         entry = self._providers.get(provider)
         if entry and entry.info.env_keys:

@@ -321,6 +321,16 @@ class ExtensionUiRequest(WireModel):
     text: str | None = None
 
 
+class WorkflowRunUpdateEvent(WireModel):
+    """Additive: a workflow run changed status or stage (the built-in workflows plugin)."""
+
+    type: Literal["workflow_run_update"] = "workflow_run_update"
+    run_id: str
+    name: str
+    status: str
+    stage: str | None = None
+
+
 _ALL: tuple[type[WireModel], ...] = (
     AgentStartEvent, AgentEndEvent, AgentSettledEvent, TurnStartEvent, TurnEndEvent,
     MessageStartEvent, MessageUpdateEvent, MessageEndEvent,
@@ -329,7 +339,7 @@ _ALL: tuple[type[WireModel], ...] = (
     SummarizationRetryScheduledEvent, SummarizationRetryAttemptStartEvent, SummarizationRetryFinishedEvent,
     ExtensionErrorEvent, ModelChangedEvent, ModelFallbackStartEvent, ModelFallbackEndEvent,
     AgentContinueErrorEvent, ThinkingLevelChangedEvent, SessionInfoChangedEvent, EntryAppendedEvent,
-    ExtensionUiRequest,
+    ExtensionUiRequest, WorkflowRunUpdateEvent,
 )  # fmt: skip
 
 EVENTS: dict[str, type[WireModel]] = {cls.model_fields["type"].default: cls for cls in _ALL}
@@ -343,7 +353,8 @@ Event = Annotated[
     | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent
     | SummarizationRetryFinishedEvent | ExtensionErrorEvent | ModelChangedEvent
     | ModelFallbackStartEvent | ModelFallbackEndEvent | AgentContinueErrorEvent
-    | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent | ExtensionUiRequest,
+    | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent | ExtensionUiRequest
+    | WorkflowRunUpdateEvent,
     Field(discriminator="type"),
 ]  # fmt: skip
 """Discriminated union of every event."""

@@ -393,7 +393,8 @@ class Handlers:
 
     async def on_get_tree(self, _cmd: Cmd) -> Any:
         session = self.agent.session
-        return {"tree": session.tree_json(), "leafId": session.leaf_id}
+        leaf_id, encode = session.leaf_id, session.tree_json_snapshot()
+        return {"tree": await asyncio.to_thread(encode), "leafId": leaf_id}  # ~1 s at 20,000 turns
 
     async def on_set_session_name(self, cmd: Cmd) -> Any:
         self.agent.set_session_name(cmd["name"])
@@ -452,10 +453,10 @@ class Handlers:
     async def on_get_session_summary(self, _cmd: Cmd) -> Any:
         return {"summary": self.agent.session.summary()}
 
-    async def on_start_pending_recovery(self, _cmd: Cmd) -> Any:
+    async def on_start_pending_recovery(self, cmd: Cmd) -> Any:
         from atomic_host.engine.recovery import recover
 
-        return await recover(self.agent)
+        return await recover(self.agent, cmd.get("reason"))
 
     async def on_export_html(self, cmd: Cmd) -> Any:
         from builtin_plugins.export_html import default_export_path, render_html
@@ -473,16 +474,23 @@ class Handlers:
         atomic_write(Path(out), html)
         return {"path": out}
 
-    # --- workflows (no engine: empty history, honest not-found) ---
+    # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 
-    async def on_list_workflow_runs(self, _cmd: Cmd) -> Any:
-        return {"runs": []}
+    async def on_list_workflow_runs(self, cmd: Cmd) -> Any:
+        engine = self.rt.services.get("workflows")
+        if engine is None:
+            return {"runs": []}
+        return {"runs": await engine.list_runs(cmd.get("status"))}
 
     async def on_get_workflow_run_summary(self, cmd: Cmd) -> Any:
         run_id = str(cmd["runId"])
         if len(run_id) != 36:
             raise CommandFailed(f'Run id must be a full 36-character UUID; got "{run_id}" ({len(run_id)} chars).')
-        raise CommandFailed(f"Run not found: {run_id}")
+        engine = self.rt.services.get("workflows")
+        detail = await engine.run_detail(run_id) if engine is not None else None
+        if detail is None:
+            raise CommandFailed(f"Run not found: {run_id}")
+        return detail
 
 
 NOT_BUILT = ("cancel_login_provider",)

@@ -60,7 +60,12 @@ async def serve(opts: Options) -> int:
     def warm() -> None:
         threading.Thread(target=_prewarm, daemon=True).start()
 
-    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm)
+    def explain(message: str) -> str:
+        from atomic_host.frontends.hints import explain
+
+        return explain(message, rt.models, opts, rpc=True)
+
+    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm, explain=explain)
     return await server.serve()
 
 

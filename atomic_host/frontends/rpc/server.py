@@ -83,8 +83,11 @@ class RpcServer:
         handlers: dict[str, Handler],
         on_eof: Callable[[], Awaitable[None]],
         on_first_response: Callable[[], None] | None = None,
+        explain: Callable[[str], str] | None = None,
     ) -> None:
         self.out = out
+        self.explain = explain
+        """Extends a command's error text for the person reading it (how to configure a model)."""
         self.handlers = handlers
         self.on_eof = on_eof
         self.on_first_response = on_first_response
@@ -175,7 +178,8 @@ class RpcServer:
                 parse_command(cmd)
             data = await self.handlers[ctype](cmd)
         except CommandFailed as exc:
-            self.out.error(ctype, req_id, str(exc), **exc.extra)
+            message = str(exc) if self.explain is None else self.explain(str(exc))
+            self.out.error(ctype, req_id, message, **exc.extra)
         except asyncio.CancelledError:
             me = asyncio.current_task()
             if me is not None and me.cancelling():  # this lane is being stopped: the host is leaving

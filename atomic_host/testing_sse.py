@@ -1,0 +1,226 @@
+"""A real HTTP server on 127.0.0.1 serving scripted SSE responses (reusable in end-to-end tests).
+
+    with SSEServer() as server:
+        server.enqueue(anthropic_frames([...]))          # a list of chunks = a 200 SSE response
+        server.enqueue(Reply(status=529, body='{"type":"error"}'))
+        server.enqueue(Reply(chunks=[...], drop_after=2))  # connection dropped after 2 chunks
+        server.enqueue(Reply(stall_before_headers=True))   # never answers
+        ... server.base_url ... server.requests[0].body ...
+
+It runs in a daemon thread, so it serves in-process async tests and subprocesses alike. Responses
+are served FIFO, one per request; with an empty queue a request gets ``500 no response queued``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Chunk = str | bytes | tuple[float, str | bytes]
+"""A chunk, or ``(delay_seconds_before_it, chunk)``."""
+
+
+@dataclass
+class Reply:
+    """One scripted response."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    status: int = 200
+    body: str | None = None
+    """For error replies: the whole body (sent with a content-length)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+    drop_after: int | None = None
+    """Close the socket abruptly after this many chunks (no terminating chunk)."""
+    stall_after: int | None = None
+    """Send this many chunks, then hang until the server stops (or the client leaves)."""
+    stall_before_headers: bool = False
+    """Hang before sending the status line."""
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Lower-cased header names."""
+    body: Any
+    """Parsed JSON body (or the raw text when it is not JSON)."""
+
+
+def sse_frame(data: Any, event: str | None = None) -> str:
+    """One SSE frame; ``data`` that is not a string is JSON-encoded."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n"
+
+
+def anthropic_frames(events: list[dict[str, Any]]) -> list[str]:
+    """Anthropic SSE: ``event: <type>`` + ``data: <json>`` per event."""
+    return [sse_frame(e, e["type"]) for e in events]
+
+
+def openai_chat_frames(chunks: list[dict[str, Any]], done: bool = True) -> list[str]:
+    """Chat Completions SSE: ``data: <json>`` frames, then ``data: [DONE]``."""
+    frames = [sse_frame(c) for c in chunks]
+    return [*frames, "data: [DONE]\n\n"] if done else frames
+
+
+def responses_frames(events: list[dict[str, Any]]) -> list[str]:
+    """Responses API SSE: ``event: <type>`` + ``data: <json>`` (with ``sequence_number``)."""
+    return [sse_frame({**e, "sequence_number": i}, e["type"]) for i, e in enumerate(events)]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients aborting mid-request are part of the tests, not failures
+
+
+class SSEServer:
+    """Scripted SSE server; use as a context manager or call :meth:`start`/:meth:`stop`."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> SSEServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Real streaming APIs flush each event at once; with Nagle on, small frames wait for
+            # the client's delayed ACK (~40 ms stalls that have nothing to do with the client).
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                server._handle(self)
+
+            do_GET = do_POST
+
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def __enter__(self) -> SSEServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    # -- scripting --------------------------------------------------------------------------------
+    def enqueue(self, reply: Reply | list[Chunk]) -> None:
+        """Queue a response: a :class:`Reply` or a plain list of chunks (a 200 SSE stream)."""
+        with self._lock:
+            self.replies.append(reply if isinstance(reply, Reply) else Reply(chunks=list(reply)))
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        return self.requests[-1]
+
+    # -- serving ----------------------------------------------------------------------------------
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("content-length") or 0)
+        raw = h.rfile.read(length).decode("utf-8", errors="replace") if length else ""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        with self._lock:
+            self.requests.append(RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body))
+            reply = self.replies.popleft() if self.replies else Reply(status=500, body="no response queued")
+        if reply.stall_before_headers:
+            self._stall(h)
+            return
+        if reply.body is not None or reply.status >= 400:
+            data = (reply.body or "").encode()
+            h.send_response(reply.status)
+            h.send_header("content-type", reply.content_type or "application/json")
+            h.send_header("content-length", str(len(data)))
+            for k, v in reply.headers.items():
+                h.send_header(k, v)
+            h.end_headers()
+            h.wfile.write(data)
+            h.wfile.flush()
+            return
+        h.send_response(reply.status)
+        h.send_header("content-type", reply.content_type or "text/event-stream")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("transfer-encoding", "chunked")
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.flush()
+        try:
+            for i, chunk in enumerate(reply.chunks):
+                if reply.drop_after is not None and i >= reply.drop_after:
+                    self._drop(h)
+                    return
+                if reply.stall_after is not None and i >= reply.stall_after:
+                    self._stall(h)
+                    return
+                delay, payload = chunk if isinstance(chunk, tuple) else (0.0, chunk)
+                if delay and self._stopping.wait(delay):
+                    return
+                data = payload.encode() if isinstance(payload, str) else payload
+                h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                h.wfile.flush()
+            if reply.drop_after is not None and reply.drop_after >= len(reply.chunks):
+                self._drop(h)
+                return
+            if reply.stall_after is not None:
+                self._stall(h)
+                return
+            h.wfile.write(b"0\r\n\r\n")
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (abort): nothing to do
+
+    def _drop(self, h: BaseHTTPRequestHandler) -> None:
+        h.close_connection = True
+        try:
+            h.wfile.flush()
+            h.connection.shutdown(2)
+        except OSError:
+            pass
+
+    def _stall(self, h: BaseHTTPRequestHandler) -> None:
+        # Hang until the server stops or the client disconnects (poll the socket for EOF).
+        import select
+
+        h.close_connection = True
+        while not self._stopping.is_set():
+            readable, _, _ = select.select([h.connection], [], [], 0.05)
+            if readable:
+                try:
+                    if not h.connection.recv(1, 2):  # MSG_PEEK: b"" = client closed
+                        return
+                except OSError:
+                    return
+                time.sleep(0.05)

@@ -1,0 +1,506 @@
+"""The workflow engine: starts, watches, cancels, lists and recovers runs (``api.workflows``).
+
+The durable state is DBOS's (``durable.py``, imported on first use); this module keeps what only
+this process knows: the runs it is driving right now (``live``), their stage progress and the
+abort signal of the stage that is running. Stages run on the host's event loop, whichever thread
+DBOS calls the step from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import socket
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from atomic_host.contract.errors import HostError
+from atomic_host.contract.results import RecoverResult
+from builtin_plugins.workflows.definitions import Definition, DefinitionError, discover, render
+
+if TYPE_CHECKING:
+    from atomic_host.contract.events import SessionRecoverEvent
+    from atomic_host.contract.host import HostAPI
+
+STATUSES = ("pending", "running", "paused", "blocked", "completed", "failed", "skipped", "cancelled", "killed")
+SUMMARY_CHARS = 160
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class StageContext:
+    """What a Python step (``{"name", "run"}``) is called with."""
+
+    run_id: str
+    stage: str
+    input: str
+    outputs: dict[str, str]
+    api: Any
+
+
+@dataclass
+class LiveRun:
+    spec: dict[str, Any]
+    status: str = "pending"
+    stage: str | None = None
+    stages: dict[int, dict[str, Any]] = field(default_factory=dict)
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[Any] | None = None
+    result: dict[str, Any] | None = None
+
+
+class WorkflowEngine:
+    def __init__(self, api: HostAPI) -> None:
+        self.api = api
+        self.loop = asyncio.get_running_loop()
+        self.definitions: dict[str, Definition] = {}
+        self.errors: list[DefinitionError] = []
+        self.live: dict[str, LiveRun] = {}
+        self.executor_id = f"atomic-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.queue = f"atomic-resume-{self.executor_id}"
+        self._ready: asyncio.Future[Any] | None = None
+        self._queue_ready = False
+
+    # --- definitions ---
+
+    def reload(self) -> list[DefinitionError]:
+        self.definitions, self.errors = discover(
+            self.api.agent_dir, self.api.cwd, self.api.trusted, self.api.registered_workflows()
+        )
+        return self.errors
+
+    def list(self) -> list[dict[str, Any]]:
+        """The definitions: ``[{name, description, stages, source}]``."""
+        return [
+            {"name": d.name, "description": d.description, "stages": [s.name for s in d.stages], "source": d.source}
+            for d in sorted(self.definitions.values(), key=lambda d: d.name)
+        ]
+
+    # --- DBOS, on first use ---
+
+    def database_url(self) -> str:
+        url = os.environ.get("DBOS_SYSTEM_DATABASE_URL")
+        if not url:
+            conf = self.api.settings.get("workflows")
+            url = conf.get("databaseUrl") if isinstance(conf, dict) else None
+        if isinstance(url, str) and url:
+            return url
+        return f"sqlite:///{self.sqlite_path()}"
+
+    def sqlite_path(self) -> Path:
+        return Path(self.api.agent_dir) / "workflows.sqlite"
+
+    def may_have_runs(self) -> bool:
+        """False when no run can exist yet (the default SQLite file is absent): dbos stays unimported."""
+        return self._ready is not None or not self.database_url().startswith("sqlite:") or self.sqlite_path().exists()
+
+    async def durable(self) -> Any:
+        if self._ready is None:
+            self._ready = asyncio.ensure_future(self._boot())
+        return await asyncio.shield(self._ready)
+
+    async def _boot(self) -> Any:
+        url = self.database_url()
+        if url.startswith("sqlite:"):
+            self.sqlite_path().parent.mkdir(parents=True, exist_ok=True)
+        module = await asyncio.to_thread(importlib.import_module, "builtin_plugins.workflows.durable")
+        await asyncio.to_thread(module.launch, self, url, self.executor_id)
+        return module
+
+    async def on_host_loop(self, coro: Any) -> Any:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    async def close(self) -> None:
+        """Host exit. A run that just ended is given a moment to be recorded; a running one is
+        left as it is (not aborted: that would record a failed stage), so it reports ``crashed``
+        and ``start_pending_recovery`` resumes it in the next process."""
+        ending = [
+            live.task
+            for live in self.live.values()
+            if live.task is not None and not live.task.done() and live.status in ("completed", "failed", "cancelled")
+        ]
+        if ending:
+            await asyncio.wait(ending, timeout=5)
+        if self._ready is not None and self._ready.done() and not self._ready.exception():
+            try:
+                await asyncio.wait_for(asyncio.to_thread(self._ready.result().destroy), 5)
+            except Exception as exc:  # leaving is more important than a clean DBOS shutdown
+                print(f"atomic: workflows: DBOS shutdown: {exc}", file=sys.stderr)
+
+    # --- starting, progress, cancelling ---
+
+    async def start(self, name: str, run_input: str) -> str:
+        """Start a run of ``name``; returns its id at once (the run goes on in the background)."""
+        definition = self.definitions.get(name)
+        if definition is None:
+            raise HostError(f"Unknown workflow: {name}")
+        run_id = str(uuid.uuid4())
+        spec = {
+            "runId": run_id,
+            "name": name,
+            "input": run_input,
+            "cwd": self.api.cwd,
+            "ownerSessionId": self.api.session_id,
+            "ownerSessionFile": self.api.session_file,
+            "source": definition.source,
+            "stages": [s.to_spec() for s in definition.stages],
+            "createdAt": now_ms(),
+        }
+        live = self.live[run_id] = LiveRun(spec)
+        self._update(live)
+        live.task = asyncio.create_task(self._drive(live))
+        return run_id
+
+    async def _drive(self, live: LiveRun) -> None:
+        try:
+            durable = await self.durable()
+            handle = await durable.start(live.spec)
+            await handle.get_result()
+        except Exception as exc:
+            if live.status in ("completed", "failed", "cancelled"):
+                return  # DBOS reports the cancellation of a run we already ended
+            print(f"atomic: workflow {live.spec['name']} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            await self.finish(live.spec, {"status": "failed", "error": str(exc) or type(exc).__name__})
+
+    async def cancel(self, run_id: str) -> bool:
+        live = self.live.get(run_id)
+        if live is not None and live.status in ("completed", "failed", "cancelled"):
+            return False
+        if live is None:
+            if not self.may_have_runs():
+                return False
+            durable = await self.durable()
+            status = await durable.get_run(run_id)
+            if status is None or status.status not in ("PENDING", "ENQUEUED", "DELAYED"):
+                return False
+            await durable.cancel(run_id)
+            return True
+        live.signal.set()
+        live.status = "cancelled"
+        self._update(live)
+        self._notify(f"Workflow {live.spec['name']} cancelled (run {run_id}).", "warning")
+        if self._ready is not None:
+            durable = await self.durable()
+            await durable.cancel(run_id)
+        return True
+
+    def _live_for(self, spec: dict[str, Any]) -> LiveRun:
+        live = self.live.get(spec["runId"])
+        if live is None:
+            live = self.live[spec["runId"]] = LiveRun(spec)
+        return live
+
+    def _update(self, live: LiveRun) -> None:
+        event: dict[str, Any] = {
+            "type": "workflow_run_update",
+            "runId": live.spec["runId"],
+            "name": live.spec["name"],
+            "status": live.status,
+        }
+        if live.stage is not None:
+            event["stage"] = live.stage
+        self.api.emit(event)
+
+    def _notify(self, message: str, kind: str = "info") -> None:
+        try:
+            self.api.ui.notify(message, kind)
+        except Exception as exc:
+            print(f"atomic: workflows: notify failed: {exc}", file=sys.stderr)
+
+    async def execute_stage(self, spec: dict[str, Any], index: int, outputs: dict[str, str]) -> dict[str, Any]:
+        """One stage (the body of the ``atomic.stage`` step): its model tiers in order."""
+        live = self._live_for(spec)
+        stage = spec["stages"][index]
+        name, total = stage["name"], len(spec["stages"])
+        live.status, live.stage = "running", name
+        started = now_ms()
+        live.stages[index] = {"status": "running", "startedAt": started}
+        self._update(live)
+        self._notify(f'Workflow {spec["name"]}: stage {index + 1}/{total} "{name}" started.')
+        header = {
+            "internal": True,
+            "workflow": {"runId": spec["runId"], "stageId": f"{spec['runId']}:{index + 1}", "stageName": name},
+        }
+        result: dict[str, Any] = {"status": "failed", "output": "", "startedAt": started, "attempts": []}
+        if stage.get("python"):
+            result.update(await self._python_stage(spec, stage, outputs))
+        else:
+            prompt = render(stage["prompt"], spec["input"], outputs)
+            for tier in stage.get("models") or [None]:
+                try:
+                    r = await self.api.run_internal_session(
+                        prompt,
+                        header=header,
+                        model=tier,
+                        thinking=stage.get("thinking"),
+                        tools=stage.get("tools"),
+                        signal=live.signal,
+                    )
+                except HostError as exc:  # an unknown model: the next tier
+                    r = {"stopReason": "error", "errorMessage": str(exc), "model": tier, "text": ""}
+                attempt = {"model": r.get("model"), "stopReason": r.get("stopReason")}
+                for key in ("sessionFile", "errorMessage", "unresolvedOverflow"):
+                    if r.get(key):
+                        attempt[key] = r[key]
+                result["attempts"].append(attempt)
+                result["model"], result["sessionFile"] = r.get("model"), r.get("sessionFile")
+                if r.get("stopReason") not in ("error", "aborted") and not r.get("unresolvedOverflow"):
+                    result.update(status="completed", output=r.get("text", ""))
+                    result.pop("errorMessage", None)
+                    break
+                result["errorMessage"] = r.get("errorMessage") or "stage failed"
+                if live.signal.is_set() or r.get("stopReason") == "aborted":
+                    result["status"] = "cancelled"
+                    break
+        result["endedAt"] = now_ms()
+        live.stages[index] = result
+        if result["status"] == "completed":
+            self._notify(f'Workflow {spec["name"]}: stage {index + 1}/{total} "{name}" done.')
+        else:
+            self._notify(
+                f'Workflow {spec["name"]}: stage {index + 1}/{total} "{name}" {result["status"]}: '
+                f"{result.get('errorMessage', '')}",
+                "error",
+            )
+        if live.status == "running":
+            self._update(live)
+        return result
+
+    async def _python_stage(
+        self, spec: dict[str, Any], stage: dict[str, Any], outputs: dict[str, str]
+    ) -> dict[str, Any]:
+        from atomic_host.contract.tools import resolve
+
+        definition = self.definitions.get(spec["name"])
+        step = next((s for s in definition.stages if s.name == stage["name"]), None) if definition else None
+        if step is None or step.run is None:
+            return {"errorMessage": f'Python step "{stage["name"]}" of {spec["name"]} is not registered'}
+        try:
+            ctx = StageContext(spec["runId"], stage["name"], spec["input"], dict(outputs), self.api)
+            value = resolve(step.run)(ctx)
+            if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+                value = await value
+            return {"status": "completed", "output": "" if value is None else str(value)}
+        except Exception as exc:
+            return {"errorMessage": f"{type(exc).__name__}: {exc}"}
+
+    async def finish(self, spec: dict[str, Any], result: dict[str, Any]) -> None:
+        """The run ended (the ``atomic.finish`` step): tell the client, add the output to the owner session."""
+        live = self._live_for(spec)
+        if live.status == "cancelled":
+            return
+        live.status, live.stage, live.result = result["status"], None, result
+        self._update(live)
+        name = spec["name"]
+        if result["status"] == "completed":
+            text = f"Workflow {name} finished.\n\n{result.get('output', '')}"
+            self._notify(f"Workflow {name} finished (run {spec['runId']}).")
+        else:
+            where = f" at stage {result['failedStage']}" if result.get("failedStage") else ""
+            text = f"Workflow {name} failed{where}: {result.get('error', '')}"
+            self._notify(text, "error")
+        if self.api.session_id == spec.get("ownerSessionId"):
+            details = {"runId": spec["runId"], "name": name, "status": result["status"]}
+            try:
+                await self.api.send_message("workflow", text, display=True, details=details)
+            except Exception as exc:
+                print(f"atomic: workflows: could not add the result: {exc}", file=sys.stderr)
+
+    # --- history ---
+
+    async def list_runs(self, status: str | None = None) -> list[dict[str, Any]]:
+        records = [self._live_record(live) for live in self.live.values()]
+        if self.may_have_runs():
+            durable = await self.durable()
+            for wf in await durable.list_runs():
+                spec = _spec_of(wf)
+                if spec is None or wf.workflow_id in self.live or spec.get("cwd") != self.api.cwd:
+                    continue
+                if not spec.get("ownerSessionId") or getattr(wf, "parent_workflow_id", None):
+                    continue
+                records.append(self._stored_record(wf, spec, await durable.steps(wf.workflow_id)))
+        if status and status != "all":
+            records = [r for r in records if r["status"] == status]
+        return [{k: v for k, v in r.items() if k in _SUMMARY_KEYS} for r in records]
+
+    async def run_detail(self, run_id: str) -> dict[str, Any] | None:
+        live = self.live.get(run_id)
+        if live is not None:
+            return self._live_record(live)
+        if not self.may_have_runs():
+            return None
+        durable = await self.durable()
+        wf = await durable.get_run(run_id)
+        spec = _spec_of(wf) if wf is not None else None
+        if spec is None or spec.get("cwd") != self.api.cwd:
+            return None
+        return self._stored_record(wf, spec, await durable.steps(run_id))
+
+    def _base(self, spec: dict[str, Any], status: str) -> dict[str, Any]:
+        return {
+            "runId": spec["runId"],
+            "name": spec["name"],
+            "status": status,
+            "label": one_line(f"{spec['name']}: {spec.get('input', '')}", 80),
+            "identity": {"workflow": spec["name"], "sessionId": spec.get("ownerSessionId")},
+            "input": spec.get("input", ""),
+            "sessionId": spec.get("ownerSessionId"),
+            "sessionFile": spec.get("ownerSessionFile"),
+            "createdAt": spec.get("createdAt"),
+        }
+
+    def _with_stages(self, record: dict[str, Any], spec: dict[str, Any], done: dict[int, dict[str, Any]]) -> None:
+        stages = []
+        last_done: tuple[int, dict[str, Any]] | None = None
+        for index, stage in enumerate(spec["stages"]):
+            got = done.get(index) or {}
+            item: dict[str, Any] = {
+                "id": f"{spec['runId']}:{index + 1}",
+                "name": stage["name"],
+                "status": got.get("status", "pending"),
+            }
+            for key in ("model", "sessionFile", "startedAt", "endedAt", "errorMessage", "attempts"):
+                if got.get(key) is not None:
+                    item[key] = got[key]
+            if got.get("status") == "completed":
+                last_done = (index, got)
+            stages.append(item)
+        record["stages"] = stages
+        if last_done is not None:
+            index, got = last_done
+            summary = f"{index + 1}/{len(spec['stages'])} stages done; {spec['stages'][index]['name']}: "
+            record["summary"] = one_line(summary + (got.get("output") or "(no output)"), SUMMARY_CHARS)
+            record["summarizedThrough"] = got.get("endedAt") or now_ms()
+
+    def _live_record(self, live: LiveRun) -> dict[str, Any]:
+        record = self._base(live.spec, live.status)
+        self._with_stages(record, live.spec, live.stages)
+        if live.result is not None:
+            record.update({k: v for k, v in live.result.items() if k in ("output", "error")})
+        return record
+
+    def _stored_record(self, wf: Any, spec: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+        done = {i: s["output"] for i, s in enumerate(steps) if isinstance(s.get("output"), dict)}
+        output = wf.output if isinstance(wf.output, dict) else None
+        status = {
+            "SUCCESS": (output or {}).get("status", "completed"),
+            "ERROR": "failed",
+            "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed",
+            "CANCELLED": "cancelled",
+            "ENQUEUED": "pending",
+            "DELAYED": "pending",
+        }.get(wf.status)
+        if status is None:  # PENDING: running somewhere, or left behind by a process that is gone
+            status = "running" if _executor_alive(wf.executor_id) else "crashed"
+            running = len(done)
+            if running < len(spec["stages"]):
+                done[running] = {"status": status}
+        record = self._base(spec, status)
+        self._with_stages(record, spec, done)
+        if output:
+            record.update({k: v for k, v in output.items() if k in ("output", "error")})
+        record["updatedAt"] = wf.updated_at
+        return record
+
+    # --- recovery ---
+
+    async def recover(self, event: SessionRecoverEvent) -> RecoverResult | None:
+        """Resume the runs this session owns that a process left behind, from their last
+        completed stage (DBOS replays the recorded stage results)."""
+        if not self.may_have_runs():
+            return None
+        durable = await self.durable()
+        notices: list[str] = []
+        resumed = 0
+        for wf in await durable.list_runs():
+            spec = _spec_of(wf)
+            if spec is None or spec.get("ownerSessionId") != event.session_id or wf.workflow_id in self.live:
+                continue
+            if wf.status != "PENDING" or _executor_alive(wf.executor_id):
+                continue
+            if not self._queue_ready:
+                await asyncio.to_thread(durable.register_queue, self.queue)
+                self._queue_ready = True
+            recorded = await durable.steps(wf.workflow_id)
+            done = len(recorded)
+            live = self.live[wf.workflow_id] = LiveRun(spec, status="pending")
+            live.stages = {i: s["output"] for i, s in enumerate(recorded) if isinstance(s.get("output"), dict)}
+            await durable.resume(wf.workflow_id, self.queue)
+            live.task = asyncio.create_task(self._watch_resumed(live))
+            self._update(live)
+            stage = spec["stages"][min(done, len(spec["stages"]) - 1)]["name"]
+            notices.append(
+                f"Resumed workflow {spec['name']} (run {wf.workflow_id}) at stage {done + 1}/{len(spec['stages'])} "
+                f'"{stage}".'
+            )
+            resumed += 1
+        return RecoverResult(notices=notices, resumed=resumed) if resumed else None
+
+    async def _watch_resumed(self, live: LiveRun) -> None:
+        """A resumed run is driven by DBOS's queue; notice its end if no step reported it (a run
+        whose every stage had finished before the crash)."""
+        durable = await self.durable()
+        while True:  # until DBOS has recorded the end (host exit waits for this task)
+            await asyncio.sleep(0.2)
+            wf = await durable.get_run(live.spec["runId"])
+            if wf is None:
+                return
+            if wf.status in ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+                if live.status not in ("completed", "failed", "cancelled"):
+                    output = wf.output if isinstance(wf.output, dict) else {"status": "failed", "error": str(wf.error)}
+                    live.status, live.result = output.get("status", "failed"), output
+                    self._update(live)
+                return
+
+
+_SUMMARY_KEYS = ("runId", "name", "status", "label", "identity", "summary", "summarizedThrough")
+
+
+def _spec_of(wf: Any) -> dict[str, Any] | None:
+    inputs = getattr(wf, "input", None)
+    args = inputs.get("args") if isinstance(inputs, dict) else None
+    spec = args[0] if args else None
+    return spec if isinstance(spec, dict) and isinstance(spec.get("stages"), list) else None
+
+
+def _executor_alive(executor_id: str | None) -> bool:
+    """Whether the process that last ran a PENDING run still exists (same machine: its pid;
+    another machine: assumed alive, it cannot be checked from here)."""
+    if not executor_id or not executor_id.startswith("atomic-"):
+        return False
+    host, _, rest = executor_id[len("atomic-") :].rpartition("-")[0].rpartition("-")
+    pid_text = rest
+    if host != socket.gethostname():
+        return True
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,125 @@
+"""What ``atomic --mode rpc`` has imported by the time it answers its first ``get_state``.
+
+The host runs with ``python -X importtime`` and its stdout and stderr on one pipe: the interpreter
+writes a line to stderr as each import finishes, so every line before the ``get_state`` response is
+an import made before the answer (the warm-up thread the first response starts comes after it).
+
+None of these may be on that path; each is loaded when first used:
+
+- the workflows engine (DBOS), ACP, MCP and OAuth (issue 12: "must not be on the import path of
+  ``atomic --mode rpc`` until used");
+- pydantic (protocol validation models), httpx and its stack (the providers' HTTP client) and
+  orjson (the fast encoder): loaded by the warm-up thread after the first response;
+- rich (terminal rendering, not used by RPC).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+TOP_LEVEL = {
+    "pydantic": "pydantic (validation models)",
+    "pydantic_core": "pydantic (validation models)",
+    "httpx": "httpx (HTTP client)",
+    "httpcore": "httpx (HTTP client)",
+    "httpx_sse": "httpx (HTTP client)",
+    "orjson": "orjson (fast encoder, warm-up thread)",
+    "rich": "rich (terminal rendering)",
+}
+SEGMENTS = [
+    (re.compile(r"^dbos(_|$)"), "DBOS (workflows engine)"),
+    (re.compile(r"^(acp(_|$)|agent_client_protocol$)"), "ACP"),
+    (re.compile(r"^mcp(_|$)"), "MCP"),
+    (re.compile(r"oauth|^authlib$"), "OAuth"),
+]
+"""Matched against every dotted segment, so ``atomic_host.frontends.acp`` or ``builtin_plugins.mcp``
+count as well as the third-party packages."""
+
+
+def forbidden_reason(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] in TOP_LEVEL:
+        return TOP_LEVEL[parts[0]]
+    for part in parts:
+        for pattern, reason in SEGMENTS:
+            if pattern.search(part):
+                return reason
+    return None
+
+
+def imports_before_first_response(args: list[str], tmp_path: Path) -> list[str]:
+    """Modules imported (in import-completion order) before the first ``get_state`` response."""
+    agent_dir, work, home = tmp_path / "agent", tmp_path / "work", tmp_path / "home"
+    for d in (agent_dir, work, home):
+        d.mkdir()
+    providers = {"local": {"baseUrl": "http://127.0.0.1:9", "api": "openai-completions", "apiKey": "dummy",
+                           "models": [{"id": "m1"}]}}  # fmt: skip
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATOMIC_", "PI_")) and not k.endswith("_API_KEY")}
+    env.update(ATOMIC_CODING_AGENT_DIR=str(agent_dir), HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "atomic_host", "--mode", "rpc", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=work,
+        env=env,
+    )
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    assert proc.stdin and proc.stdout
+    modules: list[str] = []
+    response = None
+    other: list[str] = []
+    try:
+        proc.stdin.write(b'{"type":"get_state","id":"s"}\n')
+        proc.stdin.flush()
+        for raw in proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            if line.startswith("import time:"):
+                name = line.rsplit("|", 1)[-1].strip()
+                if name != "imported package":  # the header line
+                    modules.append(name)
+            elif line.startswith("{"):
+                response = json.loads(line)
+                break
+            else:
+                other.append(line)
+    finally:
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.wait()
+        watchdog.cancel()
+    assert response is not None, f"no response; output: {other[-20:]}"
+    assert response.get("command") == "get_state" and response.get("success"), response
+    assert any(m.startswith("atomic_host.frontends.rpc") for m in modules), "no -X importtime lines seen"
+    return modules
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--provider", "faux"], ["--model", "local/m1"]],
+    ids=["faux", "models-json-provider"],
+)
+def test_first_get_state_imports_none_of_the_optional_stacks(args: list[str], tmp_path: Path) -> None:
+    modules = imports_before_first_response(args, tmp_path)
+    found = {m: reason for m in modules if (reason := forbidden_reason(m))}
+    listing = "\n".join(f"  {m}  ({reason})" for m, reason in sorted(found.items()))
+    assert not found, f"imported before the first get_state response ({len(modules)} imports in all):\n{listing}"
+
+
+def test_the_rule_matches_what_it_names() -> None:
+    for module in ("dbos", "dbos._core", "acp", "agent_client_protocol", "atomic_host.frontends.acp",
+                   "mcp.client", "builtin_plugins.mcp_tools", "authlib.oauth2", "atomic_host.auth.oauth",
+                   "pydantic", "pydantic_core._pydantic_core", "httpx", "httpcore._sync", "rich.console"):  # fmt: skip
+        assert forbidden_reason(module), module
+    for module in ("asyncio", "atomic_host.frontends.rpc.server", "json", "jiter", "pluggy", "email.mime"):
+        assert forbidden_reason(module) is None, module

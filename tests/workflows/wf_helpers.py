@@ -1,0 +1,257 @@
+"""Helpers of the workflow tests: definitions on disk, waiting for runs, reading the faux log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from atomic_host.testing import FauxScript, read_jsonl, start_host
+
+QUIET: dict[str, Any] = {"sessionSummary": {"enabled": False}, "retry": {"enabled": False}}
+
+TWO_STAGES = """\
+description = "Plan, then review the plan"
+[[stages]]
+name = "plan"
+prompt = "Make a short plan for: {input}"
+[[stages]]
+name = "review"
+prompt = "Review this plan and list its risks:\\n{stages.plan.output}"
+"""
+
+
+def write_workflow(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e.get("type") == kind]
+
+
+def notices(events: list[dict[str, Any]]) -> list[str]:
+    return [
+        e.get("message", "") for e in events if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
+    ]
+
+
+async def wait_run(client: Any, status: str = "completed", timeout: float = 30, after: int = 0) -> dict[str, Any]:
+    """The ``workflow_run_update`` that reports the run ended with ``status``."""
+    ended = await client.wait_for_event(
+        lambda e: e.get("type") == "workflow_run_update" and e.get("status") in ("completed", "failed", "cancelled"),
+        timeout=timeout,
+        after=after,
+    )
+    assert ended["status"] == status, ended
+    return ended
+
+
+def user_texts(call: dict[str, Any]) -> list[str]:
+    """The user texts of one faux call's context."""
+    texts = []
+    for m in call["context"]["messages"]:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [b.get("text", "") for b in content if b.get("type") == "text"]
+    return texts
+
+
+def calls_for(log: Path, needle: str) -> list[dict[str, Any]]:
+    """Faux calls whose first user text contains ``needle``."""
+    if not log.exists():
+        return []
+    return [c for c in read_jsonl(log) if any(needle in t for t in user_texts(c)[:1])]
+
+
+def header_of(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        return json.loads(fh.readline())
+
+
+TESTS = Path(__file__).resolve().parent.parent
+ANTHROPIC = TESTS / "vendor_conformance" / "fixtures" / "anthropic"
+
+
+def _load_sse_server() -> Any:
+    import importlib.util
+    import sys
+
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TESTS / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sse = _load_sse_server()
+
+
+def answer_reply() -> Any:
+    data = (ANTHROPIC / "answer.sse").read_bytes()
+    return sse.Reply(chunks=[data[i : i + 64] for i in range(0, len(data), 64)])
+
+
+def error_reply(status: int, name: str) -> Any:
+    return sse.Reply(status=status, body=(ANTHROPIC / name).read_text(encoding="utf-8"))
+
+
+def two_providers(agent_dir: Path, base_url: str) -> None:
+    """models.json with providers ``main`` (m-main) and ``backup`` (m-backup) at one SSE server."""
+
+    def provider(model_id: str) -> dict[str, Any]:
+        model = {"id": model_id, "contextWindow": 200000, "maxTokens": 32000, "cost": {"input": 1, "output": 2}}
+        return {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "fixture-key-123", "models": [model]}
+
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    providers = {"main": provider("m-main"), "backup": provider("m-backup")}
+    (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
+
+
+# --- a real PostgreSQL server (Debian's postgresql package), started in a temp dir ---
+
+
+def postgres_bin() -> Path | None:
+    import glob
+
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+class Postgres:
+    """``initdb`` + ``pg_ctl start`` in a fresh directory on a free loopback port; trust auth.
+    As root the server runs as the ``postgres`` user (PostgreSQL refuses to run as root)."""
+
+    def __init__(self, bindir: Path) -> None:
+        import os
+        import socket
+        import tempfile
+
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="atomic-pg-"))
+        self.root.chmod(0o755)
+        self.data = self.root / "data"
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:
+            import shutil
+
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+            shutil.chown(self.root, "postgres", "postgres")
+
+    def _run(self, *args: str) -> None:
+        import subprocess
+
+        done = subprocess.run([*self.as_user, *args], capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed: {done.stdout}\n{done.stderr}")
+
+    def start(self) -> Postgres:
+        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "atomic", "--auth=trust", "-E", "UTF8")
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "log"),
+            "-w",
+            "start",
+        )
+        return self
+
+    def url(self, database: str = "atomic_workflows") -> str:
+        return f"postgresql://atomic@127.0.0.1:{self.port}/{database}"
+
+    def stop(self) -> None:
+        import shutil
+
+        try:
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --- SIGKILL mid stage 2, then recovery (SQLite and PostgreSQL) ---
+
+
+async def _until(predicate: Any, timeout: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.05)
+
+
+async def crash_mid_stage_two(tmp_path: Path, settings: dict[str, Any], env: dict[str, str] | None = None) -> str:
+    """Run plan-review until stage 2 is at the model, then SIGKILL the host; returns the run id."""
+    async with start_host(base=tmp_path, settings=settings, env=env) as host:
+        c = host.client
+        host.faux.push("hello there")
+        await c.prompt_and_wait("hi")
+        host.faux.push("1. read 2. write", {"content": "never sent", "delayMs": 60000})
+        await c.call("prompt", message="/workflow plan-review add a cache")
+        await _until(lambda: calls_for(host.faux_log, "Review this plan"))
+        (started,) = [e for e in c.events if e.get("type") == "workflow_run_update" and e["status"] == "pending"]
+        runs = (await c.call("list_workflow_runs"))["runs"]
+        assert [(r["runId"], r["status"]) for r in runs] == [(started["runId"], "running")]
+        assert c.proc is not None
+        c.proc.kill()  # SIGKILL: no shutdown hook runs
+        await c.proc.wait()
+        assert len(calls_for(host.faux_log, "Make a short plan")) == 1
+        return started["runId"]
+
+
+async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, Any], env: dict[str, str]) -> None:
+    script = FauxScript(tmp_path / "faux-2.jsonl")
+    log = tmp_path / "faux-log-2.jsonl"
+    env = {**env, "ATOMIC_FAUX_SCRIPT": str(script.path), "ATOMIC_FAUX_LOG": str(log)}
+    async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
+        c = host.client
+        runs = (await c.call("list_workflow_runs"))["runs"]
+        assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "crashed")]
+        assert [r["runId"] for r in (await c.call("list_workflow_runs", status="crashed"))["runs"]] == [run_id]
+        assert (await c.call("list_workflow_runs", status="running"))["runs"] == []
+        detail = await c.call("get_workflow_run_summary", runId=run_id)
+        assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "crashed")]
+        assert detail["summary"].startswith("1/2 stages done; plan: 1. read 2. write")
+        await asyncio.sleep(0.5)
+        assert not log.exists() or not calls_for(log, "Review")  # nothing resumes by itself
+
+        script.push("risk: none")
+        mark = len(c.events)
+        report = await c.call("start_pending_recovery", reason="workflow_stage_resume")
+        assert report["resumed"] == 1
+        assert any(run_id in n and 'stage 2/2 "review"' in n for n in report["notices"])
+        await wait_run(c, "completed", after=mark)
+        assert calls_for(log, "Make a short plan") == []  # stage 1 was not run again
+        (review,) = calls_for(log, "Review this plan")
+        assert user_texts(review)[0].endswith("1. read 2. write")  # its input came from the record
+        again = await c.call("start_pending_recovery")
+        assert again == report
+        detail = await c.call("get_workflow_run_summary", runId=run_id)
+        assert detail["status"] == "completed"
+        assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "completed")]
+        ends = [e["message"] for e in c.events[mark:] if e.get("type") == "message_end"]
+        final = [m for m in ends if m.get("role") == "custom"]
+        assert final and "risk: none" in final[-1]["content"]
+        host.assert_protocol_lines()
+    async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
+        runs = (await host.client.call("list_workflow_runs"))["runs"]
+        assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "completed")]  # durable, not just live
+        assert (await host.client.call("start_pending_recovery"))["notices"] == []
