@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
+from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -83,6 +84,8 @@ class AcpHost:
     cwd: Path
     agent_dir: Path
     stderr_path: Path
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    """Every message the SDK parsed from the host's stdout."""
     init: InitializeResponse | None = None
 
     def stderr(self) -> str:
@@ -121,6 +124,12 @@ async def acp_host(
     faux.path.write_text("")  # a host started again under the same base starts a new script
     stderr_path = base / "stderr.txt"
     client = client or RecordingClient()
+    wire: list[dict[str, Any]] = []
+
+    def observe(event: StreamEvent) -> None:
+        if event.direction == StreamDirection.INCOMING:
+            wire.append(event.message)
+
     argv = [*args] if "--provider" in args or "--model" in args else ["--provider", "faux", *args]
     with stderr_path.open("wb") as err:
         async with spawn_agent_process(
@@ -134,8 +143,9 @@ async def acp_host(
             env=host_env(agent_dir, faux.path, base / "faux-log.jsonl", env),
             cwd=work,
             transport_kwargs={"stderr": err, "limit": 50 * 1024 * 1024},
+            observers=[observe],
         ) as (conn, process):
-            host = AcpHost(conn, client, process, faux, work, agent_dir, stderr_path)
+            host = AcpHost(conn, client, process, faux, work, agent_dir, stderr_path, wire)
             if initialize:
                 host.init = await asyncio.wait_for(
                     conn.initialize(
@@ -146,3 +156,31 @@ async def acp_host(
                     30,
                 )
             yield host
+
+
+def load_sse_server() -> Any:
+    """The provider tests' scripted SSE server (``tests/providers/sse_server.py``), loaded by path."""
+    import importlib.util
+
+    name = "sse_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "providers" / "sse_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def chat_chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    """One Chat Completions stream chunk."""
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m1",
+        "choices": choices,
+        **extra,
+    }

@@ -6,7 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from acp import text_block
+import pytest
+from acp import RequestError, text_block
 from acp_helpers import acp_host, wait_for
 
 SLOW = {"content": "word " * 400, "chunkDelayMs": 50}
@@ -60,3 +61,14 @@ async def test_cancel_when_idle_is_harmless(tmp_path: Path) -> None:
         await host.conn.cancel(session_id=sid)
         host.faux.push("still here")
         assert (await host.conn.prompt(session_id=sid, prompt=[text_block("hi")])).stop_reason == "end_turn"
+
+
+async def test_second_prompt_while_running_is_refused(tmp_path: Path) -> None:
+    async with acp_host(tmp_path) as host:
+        sid = (await host.new_session()).session_id
+        host.faux.push({"content": "word " * 60, "chunkDelayMs": 10, "stopReason": "length"})
+        first = asyncio.create_task(host.conn.prompt(session_id=sid, prompt=[text_block("one")]))
+        await wait_for(lambda: host.client.of("agent_message_chunk", sid))
+        with pytest.raises(RequestError):
+            await host.conn.prompt(session_id=sid, prompt=[text_block("two")])
+        assert (await asyncio.wait_for(first, 20)).stop_reason == "max_tokens"  # its turn was not taken over

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,16 +139,26 @@ class UpdateStream:
         self.conn: Any = None
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = 0
 
     def start(self, conn: Any) -> None:
         self.conn = conn
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
         self.task = asyncio.create_task(self._pump())
 
     def update(self, session_id: str, update: Any) -> None:
-        self.queue.put_nowait(("update", session_id, update))
+        self._put(("update", session_id, update))
 
     def ext(self, method: str, params: dict[str, Any]) -> None:
-        self.queue.put_nowait(("ext", method, params))
+        self._put(("ext", method, params))
+
+    def _put(self, item: Any) -> None:
+        if self.loop is not None and threading.get_ident() != self.thread:  # a plugin's worker thread emitted
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        else:
+            self.queue.put_nowait(item)
 
     async def flush(self) -> None:
         """Return once everything queued so far has been written."""
@@ -653,6 +664,8 @@ class AcpFrontend:
         ):
             await agent.wait_idle()  # the cancelled turn is still winding down: this one comes next
         agent = await self._switch_to(state)
+        if agent.is_streaming:  # checked before the turn is replaced: the running prompt keeps its own
+            raise _failure("The session is already running a prompt; cancel it first")
         turn = state.turn = Turn()
         try:
             disposition = await agent.prompt(text, images or None, None)
