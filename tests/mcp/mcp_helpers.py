@@ -98,3 +98,19 @@ async def wait_gone(pids: list[int], timeout: float = 10) -> list[int]:
 
 def read_pids(path: Path) -> list[int]:
     return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+async def wait_connected(client: Any, server: str, timeout: float = 40) -> str:
+    """Poll ``/mcp`` (which, unlike ``get_tools``, does not recompute the tool selection) until the
+    server is connected; returns the listing."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n0 = len(client.events)
+        await client.prompt("/mcp")
+        note = await client.wait_for_event(lambda e: e.get("method") == "notify", after=n0, timeout=10)
+        lines = [x for x in str(note["message"]).splitlines() if x.startswith(f"{server} [")]
+        if lines and "] connected," in lines[0]:
+            return str(note["message"])
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{server} not connected within {timeout}s: {note['message']}")
+        await asyncio.sleep(0.1)

@@ -19,6 +19,7 @@ from mcp_helpers import (
     of_type,
     read_pids,
     text_of,
+    wait_connected,
     wait_gone,
     wait_tools,
 )
@@ -187,3 +188,18 @@ def test_json_mode_waits_for_servers_before_its_one_prompt(tmp_path: Path) -> No
     (end,) = of_type(events, "tool_execution_end")
     assert not end["isError"] and text_of(end) == "one shot"
     assert all(not alive(p) for p in read_pids(pids))
+
+
+async def test_tool_selection_applies_to_mcp_tools() -> None:
+    settings = {"mcpServers": {"fx": fx_entry()}, "defaultTools": ["read", "+mcp__fx__echo", "+mcp__fx__pid"]}
+    async with start_host("--exclude-tools", "mcp__fx__pid", settings=settings) as host:
+        c = host.client
+        await wait_connected(c, "fx")
+        # Before any get_tools recomputes the selection, the model already sees what it allows.
+        host.faux.push("ok")
+        await c.prompt_and_wait("which tools?")
+        sent = sorted(t["name"] for t in host.faux_calls()[-1]["context"]["tools"])
+        assert sent == ["mcp__fx__echo", "read"], sent
+        tools = {t["name"]: t for t in (await c.get_tools())["tools"]}
+        assert tools["mcp__fx__echo"]["active"] and not tools["mcp__fx__weather"]["active"]
+        assert tools["mcp__fx__pid"]["inactiveReason"] == "excluded by --exclude-tools"
