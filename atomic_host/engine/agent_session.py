@@ -692,12 +692,12 @@ class AgentSession:
 
     def _resolve_fallback(self, entry: Any) -> tuple[dict[str, Any], str | None] | None:
         """``provider/model[:level]`` → an available model with credentials (and its level), else None."""
+        from atomic_host.core.models.refs import parse_model_ref
         from atomic_host.core.models.thinking import clamp
 
         if not isinstance(entry, str) or "/" not in entry:
             return None
-        ref, _, level = entry.partition(":")
-        provider, _, model_id = ref.partition("/")
+        provider, model_id, level = parse_model_ref(entry)  # `:14b` of ollama/qwen3:14b is no level
         model = next(
             (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
         )

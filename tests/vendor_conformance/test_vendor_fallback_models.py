@@ -22,7 +22,7 @@ def _models(agent_dir: Path, base_url: str) -> None:
         return {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "fixture-key-123", "models": [model]}
 
     agent_dir.mkdir(parents=True, exist_ok=True)
-    providers = {"main": provider("m-main"), "backup": provider("m-backup"), "spare": provider("m-spare")}
+    providers = {"main": provider("m-main"), "backup": provider("m-backup"), "spare": provider("m-spare:14b")}
     (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
 
 
@@ -35,7 +35,7 @@ async def test_an_auth_failure_falls_back_and_the_user_model_returns(sse_server:
     sse_server.enqueue(error_reply(401, "anthropic/http_401_authentication.json"))
     sse_server.enqueue(stream_reply("anthropic/answer.sse"))
     sse_server.enqueue(stream_reply("anthropic/answer.sse"))
-    settings = {**NO_RETRY, "fallbackModels": ["nowhere/none", "backup/m-backup:low", "spare/m-spare"]}
+    settings = {**NO_RETRY, "fallbackModels": ["nowhere/none", "backup/m-backup:low", "spare/m-spare:14b"]}
     async with start_host("--model", "main/m-main", base=tmp_path, settings=settings) as host:
         c = host.client
         events = await c.prompt_and_wait("hi")
@@ -93,14 +93,14 @@ async def test_when_every_fallback_fails_the_run_ends_once_with_the_last_error(s
     _models(tmp_path / "agent", sse_server.base_url)
     for _ in range(3):
         sse_server.enqueue(error_reply(401, "anthropic/http_401_authentication.json"))
-    settings = {**NO_RETRY, "fallbackModels": ["backup/m-backup", "spare/m-spare"]}
+    settings = {**NO_RETRY, "fallbackModels": ["backup/m-backup", "spare/m-spare:14b"]}  # a colon in an id
     async with start_host("--model", "main/m-main", base=tmp_path, settings=settings) as host:
         events = await host.client.prompt_and_wait("hi")
-        assert [e["toModel"]["id"] for e in of_type(events, "model_fallback_start")] == ["m-backup", "m-spare"]
+        assert [e["toModel"]["id"] for e in of_type(events, "model_fallback_start")] == ["m-backup", "m-spare:14b"]
         (end,) = of_type(events, "model_fallback_end")
         assert end["success"] is False and end["finalError"]
         assert len(of_type(events, "agent_end")) == 3 and len(assistants(events)) == 3
-        assert _requested_models(sse_server) == ["m-main", "m-backup", "m-spare"]
+        assert _requested_models(sse_server) == ["m-main", "m-backup", "m-spare:14b"]
         assert (await host.client.get_state())["isStreaming"] is False
 
 
