@@ -8,7 +8,6 @@ protocol fd carries only JSON-RPC messages (``claim_stdout``: plugin prints land
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 
@@ -70,11 +69,6 @@ async def serve(opts: Options) -> int:
 
 
 def run_acp(opts: Options) -> int:
-    from atomic_host.frontends.rpc.main import run_until_done
+    from atomic_host.frontends.rpc.main import run_to_exit
 
-    code = run_until_done(serve(opts))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if code in (129, 130, 143):
-        os._exit(code)
-    return code
+    return run_to_exit(serve(opts))

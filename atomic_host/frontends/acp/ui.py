@@ -11,13 +11,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.frontends.rpc.ui import FireAndForgetUI
+
 if TYPE_CHECKING:
     import asyncio
 
     from atomic_host.frontends.acp.frontend import AcpFrontend
 
 
-class AcpUI:
+class AcpUI(FireAndForgetUI):
     has_ui = False
 
     def __init__(self, frontend: AcpFrontend) -> None:
@@ -45,19 +47,7 @@ class AcpUI:
     def notify(self, message: str, notify_type: str = "info") -> None:
         print(f"atomic: [{notify_type}] {message}", file=sys.stderr)
         self.frontend.agent_text(message if notify_type == "info" else f"**{notify_type}:** {message}")
-        self._fire("notify", message=message, notifyType=notify_type)
-
-    def set_status(self, key: str, text: str | None) -> None:
-        self._fire("setStatus", statusKey=key, statusText=text)
-
-    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None:
-        self._fire("setWidget", widgetKey=key, widgetLines=lines, widgetPlacement=placement)
-
-    def set_title(self, title: str) -> None:
-        self._fire("setTitle", title=title)
-
-    def set_editor_text(self, text: str) -> None:
-        self._fire("set_editor_text", text=text)
+        super().notify(message, notify_type)
 
     def _fire(self, method: str, **fields: Any) -> None:
         self.frontend.ext_event("atomic/ui", {"method": method, **fields})

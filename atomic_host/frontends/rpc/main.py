@@ -98,7 +98,13 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
 
 
 def run_rpc(opts: Options) -> int:
-    code = run_until_done(serve(opts))
+    return run_to_exit(serve(opts))
+
+
+def run_to_exit(main: Any) -> int:
+    """Run a frontend's serve coroutine; after a signal (129/130/143) leave at once, without
+    waiting for threads a plugin may have left running."""
+    code = run_until_done(main)
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 143):

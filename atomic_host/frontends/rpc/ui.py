@@ -9,7 +9,30 @@ from atomic_host.frontends.rpc.io import Output
 from atomic_host.session.ids import uuid4
 
 
-class RpcUI:
+class FireAndForgetUI:
+    """The UI methods that need no answer, as the protocol names them (semantics §1): a frontend
+    supplies ``_fire(method, **fields)`` to deliver them its own way."""
+
+    def _fire(self, method: str, **fields: Any) -> None:
+        raise NotImplementedError
+
+    def notify(self, message: str, notify_type: str = "info") -> None:
+        self._fire("notify", message=message, notifyType=notify_type)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._fire("setStatus", statusKey=key, statusText=text)
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None:
+        self._fire("setWidget", widgetKey=key, widgetLines=lines, widgetPlacement=placement)
+
+    def set_title(self, title: str) -> None:
+        self._fire("setTitle", title=title)
+
+    def set_editor_text(self, text: str) -> None:
+        self._fire("set_editor_text", text=text)
+
+
+class RpcUI(FireAndForgetUI):
     """Dialogs wait for the client's answer (with timeout → default); the rest is fire and forget."""
 
     def __init__(self, out: Output, has_ui: bool = True) -> None:
@@ -63,21 +86,6 @@ class RpcUI:
 
     def _fire(self, method: str, **fields: Any) -> None:
         self.out.send({"type": "extension_ui_request", "id": uuid4(), "method": method, **fields})
-
-    def notify(self, message: str, notify_type: str = "info") -> None:
-        self._fire("notify", message=message, notifyType=notify_type)
-
-    def set_status(self, key: str, text: str | None) -> None:
-        self._fire("setStatus", statusKey=key, statusText=text)
-
-    def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None:
-        self._fire("setWidget", widgetKey=key, widgetLines=lines, widgetPlacement=placement)
-
-    def set_title(self, title: str) -> None:
-        self._fire("setTitle", title=title)
-
-    def set_editor_text(self, text: str) -> None:
-        self._fire("set_editor_text", text=text)
 
 
 def _str(value: Any) -> str | None:
