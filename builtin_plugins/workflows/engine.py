@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.results import RecoverResult
+from atomic_host.kit.processes import pid_alive
 from builtin_plugins.workflows.definitions import Definition, DefinitionError, discover, render
 
 if TYPE_CHECKING:
@@ -508,12 +509,4 @@ def _executor_alive(executor_id: str | None) -> bool:
         pid = int(pid_text)
     except ValueError:
         return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or pid_alive(pid)

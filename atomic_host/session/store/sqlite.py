@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from atomic_host.kit.processes import pid_alive
 from atomic_host.session.ids import validate_session_id
 from atomic_host.session.listing import ListingState, build_info, finish_listing
 from atomic_host.session.store.base import (
@@ -207,15 +208,8 @@ class _Leases:
 
 
 def _alive(pid: int, host: str, this_host: str) -> bool:
-    if host != this_host:
-        return True  # another machine's process: it cannot be checked from here, so it counts
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    # another machine's process cannot be checked from here, so it counts as alive
+    return host != this_host or pid_alive(pid)
 
 
 class SqliteStore(BaseStore):
