@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import re
 import sys
@@ -39,19 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from atomic_host import testing_sse as sse  # noqa: E402
 from atomic_host.testing import start_host  # noqa: E402
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load("sse_server", ROOT / "tests" / "providers" / "sse_server.py")
 
 APIS = {"anthropic": "anthropic-messages", "openai_chat": "openai-completions", "openai_responses": "openai-responses"}
 FALLBACK = {"anthropic": "llm_text.sse", "openai_chat": "oai_text_foo.sse", "openai_responses": "vercel_text.sse"}

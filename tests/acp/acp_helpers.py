@@ -158,21 +158,6 @@ async def acp_host(
             yield host
 
 
-def load_sse_server() -> Any:
-    """The provider tests' scripted SSE server (``tests/providers/sse_server.py``), loaded by path."""
-    import importlib.util
-
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def chat_chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
     """One Chat Completions stream chunk."""
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]

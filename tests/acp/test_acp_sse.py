@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from acp import text_block
-from acp_helpers import RecordingClient, acp_host, chat_chunk, load_sse_server
+from acp_helpers import RecordingClient, acp_host, chat_chunk
 
-sse = load_sse_server()
+from atomic_host import testing_sse as sse
 
 
 def _models(agent_dir: Path, base_url: str) -> None:

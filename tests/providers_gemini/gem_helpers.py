@@ -4,17 +4,17 @@ The fixtures under ``fixtures/`` are the project's own, written in the shape the
 (``alt=sse``): one whole ``GenerateContentResponse`` per ``data:`` line, Google's JSON spacing, raw
 UTF-8, ``\\r\\n`` frame ends, a running ``usageMetadata``, the ``finishReason`` in the last frame and
 no end marker; error bodies are Google's ``{"error": {"code", "message", "status", "details"}}``.
-Replies are served by the real local SSE server (``tests/providers/sse_server.py``) in 5-byte
+Replies are served by the real local SSE server (:mod:`atomic_host.testing_sse`) in 5-byte
 pieces, so UTF-8 characters and frames are split across reads as on a real connection.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from atomic_host import testing_sse as sse
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
@@ -26,20 +26,6 @@ FLASH = "gemini-2.5-flash"
 SIG_TEXT = "CpwCAdHtim9fx1TextSignatureAAAA0123456789abcdefOnlyForTests+/w=="
 SIG_CALL = "CiQB0e2Kb1fxFunctionCallSignatureBBBB9876543210OnlyForTests=="
 
-
-def _load_sse_server() -> Any:
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE.parent / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
 
 
 def fixture(name: str) -> bytes:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from atomic_host import testing_sse as sse
 from atomic_host.testing import FauxScript, read_jsonl, start_host
 
 QUIET: dict[str, Any] = {"sessionSummary": {"enabled": False}, "retry": {"enabled": False}}
@@ -79,23 +80,6 @@ def header_of(path: str) -> dict[str, Any]:
 TESTS = Path(__file__).resolve().parent.parent
 ANTHROPIC = TESTS / "vendor_conformance" / "fixtures" / "anthropic"
 
-
-def _load_sse_server() -> Any:
-    import importlib.util
-    import sys
-
-    name = "sse_server"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, TESTS / "providers" / "sse_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sse = _load_sse_server()
 
 
 def answer_reply() -> Any:
