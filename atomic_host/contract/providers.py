@@ -23,8 +23,8 @@ Once called, a stream never raises: every failure becomes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from atomic_host.contract.records import field, record
 
@@ -65,9 +65,86 @@ class ApiImpl:
     plugin: str = ""
 
 
+class LoginCancelled(Exception):
+    """The user (or ``cancel_login_provider``) ended a login before it finished."""
+
+
+class LoginUI(Protocol):
+    """How a login flow talks to the user (over RPC: ``oauth_*`` extension UI requests that carry
+    the ``provider`` and ``loginId``). The notifications return at once; ``prompt``, ``select`` and
+    ``manual_code`` wait for the user's answer and raise :class:`LoginCancelled` when they decline."""
+
+    def auth_url(self, url: str, instructions: str | None = None) -> None:
+        """Ask the user to open ``url`` in a browser."""
+
+    def device_code(self, user_code: str, verification_uri: str, interval_s: float | None = None,
+                    expires_in_s: float | None = None) -> None:
+        """Ask the user to enter ``user_code`` at ``verification_uri``."""
+
+    def progress(self, message: str) -> None:
+        """A step of the flow, e.g. "Exchanging authorization code for tokens..."."""
+
+    def info(self, message: str, links: Sequence[tuple[str, str | None]] = ()) -> None:
+        """A notice with optional ``(url, label)`` links."""
+
+    async def prompt(self, message: str, placeholder: str | None = None) -> str:
+        """A line of text from the user (may be empty)."""
+        ...
+
+    async def select(self, message: str, options: Sequence[tuple[str, str]]) -> str:
+        """The id of the chosen ``(id, label)`` option."""
+        ...
+
+    async def manual_code(self, message: str | None = None) -> str:
+        """An authorization code or redirect URL pasted by the user; raced against a callback
+        server by the flows that have one (cancel the await when the callback wins)."""
+        ...
+
+    def manual_code_cancel(self) -> None:
+        """Withdraw a pending ``manual_code`` request (the browser callback won)."""
+
+
+class OAuthFlow(Protocol):
+    """A provider's OAuth implementation. Credentials are the ``auth.json`` record without its
+    ``type``: ``{"access", "refresh", "expires" (ms since the epoch), ...extra fields}``.
+    ``endpoints`` holds the configured overrides (``ATOMIC_OAUTH_<PROVIDER>_<KEY>`` variables,
+    keys in camelCase: ``tokenUrl``, ``authorizeUrl``, ...); a flow falls back to the real ones."""
+
+    async def login(self, ui: LoginUI, endpoints: Mapping[str, str]) -> dict[str, Any]:
+        """Run the sign-in and return the new credential."""
+        ...
+
+    async def refresh(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> dict[str, Any]:
+        """Exchange the refresh token; raise on failure (the stored credential stays)."""
+        ...
+
+    def request_auth(self, credential: dict[str, Any]) -> dict[str, Any]:
+        """What a request needs from a valid credential: ``{"apiKey", "baseUrl"?, "headers"?}``."""
+        ...
+
+
+@record
+class OAuthLogin:
+    """A provider's OAuth sign-in, declared on :attr:`ProviderInfo.oauth`. ``flow`` is an
+    :class:`OAuthFlow` or a ``"module:attribute"`` string naming one; the string form is imported
+    only when a login or a token refresh runs, so declaring a login costs nothing at startup."""
+
+    name: str
+    """Shown in ``oauthProviders``, e.g. "GitHub Copilot"."""
+    flow: Any
+    login_label: str | None = None
+    uses_callback_server: bool = False
+    """The flow listens on a localhost port for the browser's redirect."""
+
+
 @record
 class ProviderInfo:
-    """A provider and its model catalog."""
+    """A provider and its model catalog.
+
+    A second registration with the id of a known provider adds its models to that provider, and its
+    ``oauth`` (when set) replaces the provider's login method: an extension can add an OAuth
+    sign-in to a built-in provider by registering ``ProviderInfo(id=..., name=..., api=...,
+    oauth=OAuthLogin(...))`` with no models."""
 
     id: str
     name: str
@@ -80,3 +157,5 @@ class ProviderInfo:
     always_authenticated: bool = False
     """True for providers that need no key (faux, keyless local servers)."""
     plugin: str = ""
+    oauth: OAuthLogin | None = None
+    """The provider's OAuth sign-in (``login_provider`` with ``authType: "oauth"``), if it has one."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 from atomic_host.core.models import values
 from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
 from atomic_host.core.models.models_json import (
@@ -83,6 +83,9 @@ def register_auth_records(auth: Mapping[str, Any], env: Mapping[str, str]) -> No
         if record.get("type") == "oauth":
             secrets.register(record.get("access"), f"{label}:access")
             secrets.register(record.get("refresh"), f"{label}:refresh")
+            for key, value in record.items():  # provider extras (id tokens, account ids)
+                if key not in ("type", "access", "refresh", "expires", "enterpriseUrl") and isinstance(value, str):
+                    secrets.register(value, f"{label}:{key}")
             continue
         key = record.get("key")
         if not isinstance(key, str) or values.is_command(key):
@@ -110,6 +113,8 @@ class _Provider:
     info: ProviderInfo
     config: ProviderConfig | None = None
     models: list[dict[str, Any]] = field(default_factory=list)
+    oauth: OAuthLogin | None = None
+    """The login method: the last registration for this id that declared one wins."""
 
 
 class ModelRegistry:
@@ -151,6 +156,8 @@ class ModelRegistry:
             entry = self._providers.get(info.id)
             if entry is None:
                 entry = self._providers[info.id] = _Provider(info=info)
+            if info.oauth is not None:
+                entry.oauth = info.oauth
             for raw in info.models:
                 upsert(entry.models, normalize_model(raw, info.id, info.api, info.base_url))
         for pid, cfg in configs.items():
@@ -349,9 +356,56 @@ class ModelRegistry:
         self._command_cache = {k: v for k, v in self._command_cache.items() if k[0] != provider}
         self._auth = self._read_all_auth()
 
+    def reload_auth(self) -> None:
+        """Re-read auth.json (and the legacy file) only: after a login, refresh or logout."""
+        self._auth = self._read_all_auth()
+        register_auth_records(self._auth, self.env)
+
+    def stored_record(self, provider: str) -> dict[str, Any] | None:
+        """The credential stored for ``provider`` (a copy; auth.json wins over the legacy file)."""
+        record = self._auth.get(provider)
+        return copy.deepcopy(record) if isinstance(record, dict) else None
+
+    def uses_stored_oauth(self, provider: str) -> bool:
+        """Requests for ``provider`` use an OAuth record from auth.json (no ``--api-key`` overrides it)."""
+        record = self._auth.get(provider)
+        return (not self._cli_applies(provider) and isinstance(record, dict) and record.get("type") == "oauth"
+                and record_secret(record) is not None)
+
+    def oauth_login(self, provider: str) -> OAuthLogin | None:
+        """The OAuth login method declared for ``provider``, if any."""
+        entry = self._providers.get(provider)
+        return entry.oauth if entry else None
+
     def oauth_providers(self) -> list[dict[str, Any]]:
-        """Providers offering an OAuth login flow; atomic-host implements none yet."""
-        return []
+        """``[{id, name, loginLabel?, usesCallbackServer?}]``: the providers with an OAuth login."""
+        out = []
+        for pid, entry in self._providers.items():
+            if entry.oauth is None:
+                continue
+            item: dict[str, Any] = {"id": pid, "name": entry.oauth.name}
+            if entry.oauth.login_label:
+                item["loginLabel"] = entry.oauth.login_label
+            if entry.oauth.uses_callback_server:
+                item["usesCallbackServer"] = True
+            out.append(item)
+        return out
+
+    def save_credential(self, provider: str, credential: Any) -> AuthStatus:
+        """Store a credential record (``{"type":"api_key","key",...}`` or ``{"type":"oauth","access",
+        "refresh","expires",...}``) for a known provider in auth.json (0600, atomic)."""
+        if provider not in self._providers:
+            raise ValueError(f"Unknown provider: {provider}")
+        record = validate_credential(credential)
+        if record["type"] == "oauth":
+            register_auth_records({provider: record}, self.env)
+        else:
+            secrets.register(record["key"], f"auth.json:{provider}")
+        data = read_auth(self.auth_path)
+        data[provider] = record
+        write_auth(self.auth_path, data)
+        self._forget(provider)
+        return self.auth_status(provider)
 
     def _is_extension(self, info: ProviderInfo) -> bool:
         return bool(info.plugin) and info.plugin != MODELS_JSON_PLUGIN and info.plugin not in self.builtin_plugins
@@ -374,7 +428,9 @@ class ModelRegistry:
     # -- requests ------------------------------------------------------------------------------
 
     def stream_fn(self, api: str) -> Any:
-        """The stream function of ``api`` (resolving ``"module:function"``), or None if unknown/broken."""
+        """The stream function of ``api`` (resolving ``"module:function"``), or None if unknown/broken.
+        It refreshes OAuth credentials before they expire and retries once on a 401
+        (:func:`atomic_host.core.models.auth_oauth.oauth_stream`)."""
         if api in self._stream_fns:
             return self._stream_fns[api]
         impl = self._apis.get(api)
@@ -387,6 +443,10 @@ class ModelRegistry:
                 fn = getattr(importlib.import_module(module), name)
             except (ImportError, AttributeError) as exc:
                 self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
+        if fn is not None:
+            from atomic_host.core.models.auth_oauth import oauth_stream
+
+            fn = oauth_stream(self, fn)
         self._stream_fns[api] = fn
         return fn
 
@@ -412,3 +472,27 @@ class ModelRegistry:
             if key:
                 headers["Authorization"] = f"Bearer {key}"
         return headers
+
+
+def validate_credential(credential: Any) -> dict[str, Any]:
+    """A clean copy of a credential record for auth.json; ValueError says what is wrong."""
+    if not isinstance(credential, dict):
+        raise ValueError("Invalid credential: expected an object")
+    kind = credential.get("type")
+    if kind == "api_key":
+        key, env = credential.get("key"), credential.get("env")
+        if not isinstance(key, str) or not key:
+            raise ValueError("Invalid credential: api_key needs a non-empty key")
+        if env is not None and not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+            raise ValueError("Invalid credential: env must map names to strings")
+        return {"type": "api_key", "key": key, **({"env": dict(env)} if env else {})}
+    if kind == "oauth":
+        access, refresh, expires = credential.get("access"), credential.get("refresh"), credential.get("expires")
+        if not isinstance(access, str) or not access:
+            raise ValueError("Invalid credential: oauth needs a non-empty access token")
+        if not isinstance(refresh, str):
+            raise ValueError("Invalid credential: oauth needs a refresh token")
+        if isinstance(expires, bool) or not isinstance(expires, int | float):
+            raise ValueError("Invalid credential: oauth needs expires (milliseconds since the epoch)")
+        return copy.deepcopy(credential)
+    raise ValueError('Invalid credential: type must be "api_key" or "oauth"')

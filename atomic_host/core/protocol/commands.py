@@ -5,7 +5,7 @@ echoed in the response). Unknown extra keys are allowed and kept. ``COMMANDS`` m
 ``type`` to its model; ``Command`` is the discriminated union used for the JSON Schema.
 """
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -212,13 +212,31 @@ class RefreshModelsCommand(CommandBase):
 
 
 class LoginProviderCommand(CommandBase):
+    """``authType:"oauth"`` runs the provider's sign-in over ``oauth_*`` UI requests; otherwise an API
+    key (``apiKey``, or asked for with an ``input`` request) is stored. ``loginId`` (default: the
+    provider id) is echoed on every UI request of the login and names it to ``cancel_login_provider``."""
+
     type: Literal["login_provider"] = "login_provider"
     provider: str
     api_key: str | None = None
+    auth_type: Literal["api_key", "oauth"] | None = None
+    login_id: str | None = None
+
+
+class SaveProviderCredentialCommand(CommandBase):
+    """Store a credential record as given (``{"type":"api_key","key",...}`` or ``{"type":"oauth",...}``)."""
+
+    type: Literal["save_provider_credential"] = "save_provider_credential"
+    provider: str
+    credential: dict[str, Any]
 
 
 class CancelLoginProviderCommand(CommandBase):
+    """Cancel the login ``loginId`` of ``provider`` (every login of ``provider`` without ``loginId``)."""
+
     type: Literal["cancel_login_provider"] = "cancel_login_provider"
+    provider: str | None = None
+    login_id: str | None = None
 
 
 class LogoutProviderCommand(CommandBase):
@@ -350,7 +368,7 @@ _ALL: tuple[type[CommandBase], ...] = (
     GetLastAssistantTextCommand, GetSessionStatsCommand, ExportHtmlCommand, GetSessionSummaryCommand,
     ListSessionsCommand, GetStateCommand, GetMessagesCommand,
     SetModelCommand, CycleModelCommand, GetAvailableModelsCommand, RefreshModelsCommand,
-    LoginProviderCommand, CancelLoginProviderCommand, LogoutProviderCommand,
+    LoginProviderCommand, SaveProviderCredentialCommand, CancelLoginProviderCommand, LogoutProviderCommand,
     SetThinkingLevelCommand, CycleThinkingLevelCommand, GetAvailableThinkingLevelsCommand,
     SetSteeringModeCommand, SetFollowUpModeCommand,
     CompactCommand, AbortCompactionCommand, SetAutoCompactionCommand, SetAutoRetryCommand, AbortRetryCommand,
@@ -371,7 +389,7 @@ Command = Annotated[
     | GetLastAssistantTextCommand | GetSessionStatsCommand | ExportHtmlCommand | GetSessionSummaryCommand
     | ListSessionsCommand | GetStateCommand | GetMessagesCommand
     | SetModelCommand | CycleModelCommand | GetAvailableModelsCommand | RefreshModelsCommand
-    | LoginProviderCommand | CancelLoginProviderCommand | LogoutProviderCommand
+    | LoginProviderCommand | SaveProviderCredentialCommand | CancelLoginProviderCommand | LogoutProviderCommand
     | SetThinkingLevelCommand | CycleThinkingLevelCommand | GetAvailableThinkingLevelsCommand
     | SetSteeringModeCommand | SetFollowUpModeCommand
     | CompactCommand | AbortCompactionCommand | SetAutoCompactionCommand | SetAutoRetryCommand

@@ -298,14 +298,28 @@ class EntryAppendedEvent(WireModel):
 
 class ExtensionUiRequest(WireModel):
     """A dialog (select/confirm/input/editor, answered by ``extension_ui_response``) or a
-    fire-and-forget UI call (notify, setStatus, setWidget, setTitle, set_editor_text)."""
+    fire-and-forget UI call (notify, setStatus, setWidget, setTitle, set_editor_text).
+
+    A provider login adds the ``oauth_*`` methods, each carrying ``provider`` and ``loginId``:
+    ``oauth_auth`` (``info: {url, instructions?}``), ``oauth_device_code`` (``info: {userCode,
+    verificationUri, intervalSeconds?, expiresInSeconds?}``), ``oauth_progress`` (``message``),
+    ``oauth_info`` (``message``, ``links: [{url, label?}]``) and ``oauth_manual_code_cancel`` need no
+    answer; ``oauth_prompt`` (``prompt: {message, placeholder?}``), ``oauth_select`` (``prompt:
+    {message, options: [{id, label}]}``) and ``oauth_manual_code`` (``prompt: {message}``) are
+    answered with ``value`` (or ``cancelled``)."""
 
     type: Literal["extension_ui_request"] = "extension_ui_request"
     id: str
     method: Literal[
         "select", "confirm", "input", "editor", "notify", "setStatus", "setWidget", "setTitle",
-        "set_editor_text",
+        "set_editor_text", "oauth_auth", "oauth_device_code", "oauth_progress", "oauth_info", "oauth_prompt",
+        "oauth_select", "oauth_manual_code", "oauth_manual_code_cancel",
     ]  # fmt: skip
+    provider: str | None = None
+    login_id: str | None = None
+    info: dict[str, Any] | None = None
+    links: list[dict[str, Any]] | None = None
+    prompt: dict[str, Any] | None = None
     title: str | None = None
     message: str | None = None
     options: list[Any] | None = None

@@ -504,6 +504,7 @@ RESPONSE_DATA: dict[str, DataSpec] = {
     "get_available_models": DataSpec(AvailableModelsData),
     "refresh_models": DataSpec(AvailableModelsData),
     "login_provider": _ANY,
+    "save_provider_credential": DataSpec(AvailableModelsData),
     "cancel_login_provider": _NONE,
     "logout_provider": DataSpec(LogoutProviderData),
     "set_thinking_level": DataSpec(ThinkingAck, optional=True),

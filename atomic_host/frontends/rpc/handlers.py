@@ -211,23 +211,28 @@ class Handlers:
         return self.agent.cycle_model(cmd.get("direction"), bool(cmd.get("persist")))
 
     async def on_logout_provider(self, cmd: Cmd) -> Any:
-        reg = self.rt.models
-        reg.logout(cmd["provider"])
-        reg.reload()
-        return {
-            "provider": cmd["provider"],
-            "authStatus": reg.auth_status(cmd["provider"]),
-            "models": reg.available(),
-            "scopedModels": [{"model": m} for m in self.agent.scoped_models()],
-        }
+        data = await self._logins().logout(cmd)
+        return {**data, "models": self.rt.models.available(),
+                "scopedModels": [{"model": m} for m in self.agent.scoped_models()]}
+
+    # --- provider login: frontends/rpc/login.py ---
+
+    def _logins(self) -> Any:
+        if "_provider_logins" not in self.__dict__:
+            from atomic_host.frontends.rpc.login import ProviderLogins
+
+            self._provider_logins = ProviderLogins(self.rt, self._models_data)
+        return self._provider_logins
 
     async def on_login_provider(self, cmd: Cmd) -> Any:
-        key = cmd.get("apiKey")
-        if not key:
-            raise CommandFailed("login_provider needs apiKey (interactive OAuth is not available over RPC)")
-        self.rt.models.login(cmd["provider"], key)
-        self.rt.models.reload()
-        return {"provider": cmd["provider"], "authStatus": self.rt.models.auth_status(cmd["provider"])}
+        return await self._logins().login(cmd)
+
+    async def on_cancel_login_provider(self, cmd: Cmd) -> Any:
+        self._logins().cancel(cmd)
+        return NO_DATA
+
+    async def on_save_provider_credential(self, cmd: Cmd) -> Any:
+        return self._logins().save(cmd)
 
     async def on_set_thinking_level(self, cmd: Cmd) -> Any:
         return self.agent.set_thinking_level(cmd["level"], persist=bool(cmd.get("persist")))
@@ -493,5 +498,5 @@ class Handlers:
         return detail
 
 
-NOT_BUILT = ("cancel_login_provider",)
+NOT_BUILT: tuple[str, ...] = ()
 """Commands whose feature is not built yet: they answer success:false with an honest message."""

@@ -1,0 +1,207 @@
+"""OAuth credentials at request time: refresh before they expire and once on a 401.
+
+:func:`oauth_stream` wraps a provider's stream function. For a provider whose credential in
+``auth.json`` is an OAuth record (and no ``--api-key`` overrides it) it
+
+1. refreshes the token when less than :data:`REFRESH_MARGIN_MS` of its life is left, under an
+   exclusive lock on ``auth.json.lock`` (so two hosts never spend the same refresh token) and an
+   in-process lock per provider; the record is re-read under the lock, so a token another process
+   refreshed meanwhile is used as is;
+2. applies the flow's ``request_auth`` (API key, and for some providers a base URL and headers);
+3. when the response is a 401 before anything streamed, refreshes once (``force``: unless another
+   request already replaced the rejected token) and retries the request once with the new token.
+
+A refresh that fails ends the request with one ``error`` event naming the provider; the stored
+credential is left as it was (``logout_provider`` removes it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import importlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from atomic_host.contract.providers import OAuthLogin, StreamOptions
+from atomic_host.core.models.auth_store import read_auth, write_auth
+from atomic_host.kit import secrets
+
+ModelRegistry = Any
+"""The :class:`~atomic_host.core.models.registry.ModelRegistry` (not imported: it imports this module)."""
+
+REFRESH_MARGIN_MS = 5 * 60 * 1000
+"""Refresh when less than this much of the access token's life is left (providers.md §2)."""
+LOCK_TIMEOUT_S = 30.0
+ENV_PREFIX = "ATOMIC_OAUTH_"
+
+_locks: dict[str, asyncio.Lock] = {}
+
+
+def resolve_flow(login: OAuthLogin) -> Any:
+    """The flow object of ``login`` (imports a ``"module:attribute"`` string on first use)."""
+    flow = login.flow
+    if isinstance(flow, str):
+        module, _, name = flow.partition(":")
+        flow = getattr(importlib.import_module(module), name)
+    return flow
+
+
+def endpoint_overrides(provider: str, env: Mapping[str, str]) -> dict[str, str]:
+    """``ATOMIC_OAUTH_<PROVIDER>_<KEY>`` variables as ``{camelCaseKey: value}`` (``-`` in the provider
+    id is ``_``): ``ATOMIC_OAUTH_GITHUB_COPILOT_DEVICE_CODE_URL`` → ``deviceCodeUrl``."""
+    prefix = f"{ENV_PREFIX}{provider.upper().replace('-', '_')}_"
+    out: dict[str, str] = {}
+    for name, value in env.items():
+        if name.startswith(prefix) and value:
+            first, *rest = name[len(prefix):].lower().split("_")
+            out[first + "".join(part.title() for part in rest)] = value
+    return out
+
+
+def is_fresh(record: Mapping[str, Any], now_ms: float | None = None) -> bool:
+    """The access token has more than the refresh margin left (a record without ``expires`` is fresh)."""
+    expires = record.get("expires")
+    if isinstance(expires, bool) or not isinstance(expires, int | float):
+        return True
+    now = time.time() * 1000 if now_ms is None else now_ms
+    return expires - now > REFRESH_MARGIN_MS
+
+
+def register_record(provider: str, record: Mapping[str, Any]) -> None:
+    """Register every string of an OAuth record except its type and expiry as a secret."""
+    for key, value in record.items():
+        if key not in ("type", "expires", "enterpriseUrl") and isinstance(value, str):
+            secrets.register(value, f"auth.json:{provider}:{key}")
+
+
+@contextlib.asynccontextmanager
+async def auth_file_lock(auth_path: Path) -> AsyncIterator[None]:
+    """An exclusive ``flock`` on ``<auth.json>.lock``, polled without blocking the event loop."""
+    import fcntl
+
+    auth_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{auth_path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"auth.json is locked by another process ({auth_path}.lock)") from None
+                await asyncio.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+async def fresh_credential(reg: ModelRegistry, provider: str, *, force: bool = False,
+                           rejected: str | None = None) -> dict[str, Any]:
+    """The provider's stored OAuth record, refreshed first when it is about to expire (or, with
+    ``force``, when its access token is still ``rejected``). Raises when there is none or the
+    refresh fails."""
+    login = reg.oauth_login(provider)
+    if login is None:
+        raise ValueError(f"{provider} has no OAuth login")
+    lock = _locks.setdefault(provider, asyncio.Lock())
+    async with lock:
+        record = reg.stored_record(provider)
+        if _usable(record, force, rejected):
+            return dict(record or {})
+        async with auth_file_lock(reg.auth_path):
+            reg.reload_auth()  # another process may have refreshed it meanwhile
+            record = reg.stored_record(provider)
+            if not isinstance(record, dict) or record.get("type") != "oauth":
+                raise ValueError(f"No OAuth credential stored for {provider}")
+            if _usable(record, force, rejected):
+                return dict(record)
+            flow = resolve_flow(login)
+            current = {k: v for k, v in record.items() if k != "type"}
+            new = await flow.refresh(current, endpoint_overrides(provider, reg.env))
+            stored = {"type": "oauth", **new}
+            register_record(provider, stored)
+            data = read_auth(reg.auth_path)
+            data[provider] = stored
+            write_auth(reg.auth_path, data)
+            reg.reload_auth()
+            return stored
+
+
+def _usable(record: Any, force: bool, rejected: str | None) -> bool:
+    if not isinstance(record, dict) or record.get("type") != "oauth":
+        return False
+    if force:
+        return record.get("access") != rejected
+    return is_fresh(record)
+
+
+def _with_auth(flow: Any, record: Mapping[str, Any], model: dict[str, Any],
+               options: StreamOptions) -> tuple[dict[str, Any], StreamOptions]:
+    auth = flow.request_auth({k: v for k, v in record.items() if k != "type"})
+    opts = copy.copy(options)
+    opts.api_key = auth.get("apiKey") or options.api_key
+    opts.headers = {**options.headers, **(auth.get("headers") or {})}
+    if auth.get("baseUrl"):
+        model = {**model, "baseUrl": auth["baseUrl"]}
+    return model, opts
+
+
+def _unauthorized(event: Mapping[str, Any]) -> bool:
+    message = event.get("error") or {}
+    return event.get("type") == "error" and str(message.get("errorMessage", "")).startswith("401")
+
+
+def _failure(model: dict[str, Any], provider: str, exc: BaseException) -> dict[str, Any]:
+    from atomic_host.kit.llm.stream import AssistantStream
+
+    detail = str(exc) or type(exc).__name__
+    return AssistantStream(model).error(f"OAuth token refresh failed for {provider}: {detail}")
+
+
+def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, Any]]]) -> Any:
+    """``fn`` with OAuth refresh and the one retry on a 401 (see the module docstring)."""
+
+    async def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions
+                     ) -> AsyncIterator[dict[str, Any]]:
+        provider = str(model.get("provider", ""))
+        login = reg.oauth_login(provider)
+        if login is None or not reg.uses_stored_oauth(provider):
+            async with contextlib.aclosing(fn(model, context, options)) as events:
+                async for event in events:
+                    yield event
+            return
+        try:
+            record = await fresh_credential(reg, provider)
+            flow = resolve_flow(login)
+        except Exception as exc:
+            yield _failure(model, provider, exc)
+            return
+        for attempt in (1, 2):
+            request_model, request_options = _with_auth(flow, record, model, options)
+            retry = False
+            async with contextlib.aclosing(fn(request_model, context, request_options)) as events:
+                first = True
+                async for event in events:
+                    if first and attempt == 1 and _unauthorized(event):
+                        retry = True
+                        break
+                    first = False
+                    yield event
+            if not retry:
+                return
+            try:
+                record = await fresh_credential(reg, provider, force=True, rejected=str(record.get("access")))
+            except Exception as exc:
+                yield _failure(model, provider, exc)
+                return
+
+    return stream

@@ -1,0 +1,88 @@
+"""Anthropic Claude Pro/Max sign-in, as pi (@mariozechner/pi-ai 0.73.1) offers it.
+
+Authorization code with PKCE. The browser is redirected to ``http://localhost:53692/callback``; the
+user can instead paste the code Anthropic shows (``code#state``) or the final redirect URL, answering
+the ``oauth_manual_code`` request. Token exchange and refresh are JSON posts. The access token
+(``sk-ant-oat…``) is sent as a Bearer token with the Claude Code headers by the anthropic adapter.
+
+Unlike pi, the ``state`` is its own random value, not the PKCE verifier: the authorize URL is shown
+to the client, and the verifier must stay unknown until the token exchange.
+
+Overrides (``ATOMIC_OAUTH_ANTHROPIC_<KEY>``): ``authorizeUrl``, ``tokenUrl``, ``clientId``,
+``redirectUri``, ``callbackHost``, ``callbackPort``, ``revokeUrl`` (no default).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from atomic_host.contract.providers import LoginUI
+from builtin_plugins.oauth import common
+from builtin_plugins.oauth.parsing import OAuthError, TokenResponse
+
+CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+AUTHORIZE_URL = "https://claude.ai/oauth/authorize"
+TOKEN_URL = "https://platform.claude.com/v1/oauth/token"
+CALLBACK_PORT = 53692
+CALLBACK_PATH = "/callback"
+SCOPES = "org:create_api_key user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload"
+
+
+def _credential(token: TokenResponse, previous_refresh: str | None = None) -> dict[str, Any]:
+    refresh = token.refresh_token or previous_refresh
+    if not refresh:
+        raise OAuthError("Token response has no refresh_token")
+    return {"access": token.access_token, "refresh": refresh, "expires": common.expires_at(token)}
+
+
+class AnthropicFlow:
+    """The :class:`~atomic_host.contract.providers.OAuthFlow` of ``anthropic``."""
+
+    async def login(self, ui: LoginUI, endpoints: Mapping[str, str]) -> dict[str, Any]:
+        verifier, challenge = common.pkce_pair()
+        state = common.new_state()
+        server = await common.start_callback_server(ui, endpoints, CALLBACK_PORT, CALLBACK_PATH, state)
+        port = server.port if server is not None else CALLBACK_PORT
+        redirect_uri = common.endpoint(endpoints, "redirectUri", f"http://localhost:{port}{CALLBACK_PATH}")
+        client_id = common.endpoint(endpoints, "clientId", CLIENT_ID)
+        query = urllib.parse.urlencode({
+            "code": "true", "client_id": client_id, "response_type": "code", "redirect_uri": redirect_uri,
+            "scope": SCOPES, "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
+        })
+        try:
+            ui.auth_url(f"{common.endpoint(endpoints, 'authorizeUrl', AUTHORIZE_URL)}?{query}",
+                        "Complete the sign-in in your browser. If the browser is on another machine, paste "
+                        "the code it shows (or the final redirect URL) here.")
+            code = await common.code_from_browser_or_paste(ui, server, state)
+        finally:
+            if server is not None:
+                await server.close()
+        ui.progress("Exchanging authorization code for tokens...")
+        token = await common.token_request(
+            common.endpoint(endpoints, "tokenUrl", TOKEN_URL),
+            json_body={"grant_type": "authorization_code", "client_id": client_id, "code": code, "state": state,
+                       "redirect_uri": redirect_uri, "code_verifier": verifier},
+            what="Token exchange",
+        )
+        return _credential(token)
+
+    async def refresh(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> dict[str, Any]:
+        refresh = str(credential.get("refresh") or "")
+        token = await common.token_request(
+            common.endpoint(endpoints, "tokenUrl", TOKEN_URL),
+            json_body={"grant_type": "refresh_token", "client_id": common.endpoint(endpoints, "clientId", CLIENT_ID),
+                       "refresh_token": refresh},
+            what="Token refresh",
+        )
+        return _credential(token, refresh)
+
+    def request_auth(self, credential: dict[str, Any]) -> dict[str, Any]:
+        return {"apiKey": str(credential.get("access", ""))}
+
+    async def revoke(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
+        await common.revoke_if_configured(credential, endpoints, CLIENT_ID)
+
+
+FLOW = AnthropicFlow()
