@@ -31,6 +31,9 @@ CONCURRENT = frozenset(
         "pause_queued_messages",
         "resume_queued_messages",
         "cancel_login_provider",
+        # A login lasts as long as the user takes in the browser and touches no session state:
+        # on the ordinary lane it would hold every command sent meanwhile (as upstream Atomic found).
+        "login_provider",
         "bash",
         "user_bash",
         "refresh_models",
