@@ -141,10 +141,9 @@ class OAuthLogin:
 class ProviderInfo:
     """A provider and its model catalog.
 
-    A second registration with the id of a known provider adds its models to that provider, and its
-    ``oauth`` (when set) replaces the provider's login method: an extension can add an OAuth
-    sign-in to a built-in provider by registering ``ProviderInfo(id=..., name=..., api=...,
-    oauth=OAuthLogin(...))`` with no models."""
+    ``oauth`` declares a sign-in: an extension adds one to its own provider, or to a built-in one by
+    registering that provider again (a registration replaces an earlier one with the same id)
+    with its models and ``oauth=OAuthLogin(...)``."""
 
     id: str
     name: str

@@ -1,5 +1,5 @@
-"""Which providers sign in with OAuth: registered by ``builtin_plugins.catalog`` after its own
-catalog, so the Anthropic entry adds a login to the catalog's ``anthropic`` provider.
+"""Which providers sign in with OAuth. ``builtin_plugins.catalog`` puts :func:`catalog_logins` on its
+providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT).
 
 Stdlib and contract only: this module loads at startup; the flows it names load on first use.
 Model ids, limits and headers of the two subscription catalogs are the ones pi
@@ -53,15 +53,17 @@ def _codex_models() -> list[dict[str, Any]]:
             for mid, name in rows]
 
 
-def oauth_providers() -> list[ProviderInfo]:
-    """Fresh declarations: the Anthropic login (added to the catalog's provider) and the GitHub
-    Copilot and ChatGPT providers with their logins."""
+def catalog_logins() -> dict[str, OAuthLogin]:
+    """Logins for providers of the curated catalog, by provider id."""
+    return {
+        "anthropic": OAuthLogin(name="Anthropic (Claude Pro/Max)", flow=f"{_PKG}.anthropic:FLOW",
+                                uses_callback_server=True),
+    }
+
+
+def subscription_providers() -> list[ProviderInfo]:
+    """Fresh GitHub Copilot and ChatGPT providers, each with its login."""
     return [
-        ProviderInfo(
-            id="anthropic", name="Anthropic", api="anthropic-messages",
-            oauth=OAuthLogin(name="Anthropic (Claude Pro/Max)", flow=f"{_PKG}.anthropic:FLOW",
-                             uses_callback_server=True),
-        ),
         ProviderInfo(
             id="github-copilot", name="GitHub Copilot", api="openai-completions", base_url=COPILOT_BASE_URL,
             env_keys=["COPILOT_GITHUB_TOKEN"], models=_copilot_models(),

@@ -114,7 +114,7 @@ class _Provider:
     config: ProviderConfig | None = None
     models: list[dict[str, Any]] = field(default_factory=list)
     oauth: OAuthLogin | None = None
-    """The login method: the last registration for this id that declared one wins."""
+    """The login method (the last registration of this id that declares one)."""
 
 
 class ModelRegistry:
