@@ -47,14 +47,16 @@ FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {
     },
     "set_label": {"entryId": "e", "label": "x"},
     "import_session": {"inputPath": "/a.jsonl", "cwdOverride": "/c"},
-    "login_provider": {"provider": "p", "apiKey": "k"},
+    "login_provider": {"provider": "p", "apiKey": "k", "authType": "oauth", "loginId": "l1"},
+    "save_provider_credential": {"provider": "p", "credential": {"type": "api_key", "key": "k"}},
+    "cancel_login_provider": {"provider": "p", "loginId": "l1"},
     "get_command_completions": {"commandName": "c", "argumentPrefix": "a"},
     "extension_ui_response": {"id": "u1", "value": "v", "confirmed": True, "cancelled": False},
 }
 
 
 def test_every_command_is_registered() -> None:
-    assert len(ALL_COMMANDS) == len(set(ALL_COMMANDS)) == 53
+    assert len(ALL_COMMANDS) == len(set(ALL_COMMANDS)) == 54
     assert sorted(COMMANDS) == sorted(ALL_COMMANDS)
 
 

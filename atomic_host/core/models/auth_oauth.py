@@ -9,7 +9,8 @@
    refreshed meanwhile is used as is;
 2. applies the flow's ``request_auth`` (API key, and for some providers a base URL and headers);
 3. when the response is a 401 before anything streamed, refreshes once (``force``: unless another
-   request already replaced the rejected token) and retries the request once with the new token.
+   request already replaced the rejected token) and retries the request once with the new token;
+   when that refresh fails, the 401 is the request's error.
 
 A refresh that fails ends the request with one ``error`` event naming the provider; the stored
 credential is left as it was (``logout_provider`` removes it).
@@ -187,21 +188,21 @@ def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, A
             return
         for attempt in (1, 2):
             request_model, request_options = _with_auth(flow, record, model, options)
-            retry = False
+            rejected: dict[str, Any] | None = None
             async with contextlib.aclosing(fn(request_model, context, request_options)) as events:
                 first = True
                 async for event in events:
                     if first and attempt == 1 and _unauthorized(event):
-                        retry = True
+                        rejected = event
                         break
                     first = False
                     yield event
-            if not retry:
+            if rejected is None:
                 return
             try:
                 record = await fresh_credential(reg, provider, force=True, rejected=str(record.get("access")))
-            except Exception as exc:
-                yield _failure(model, provider, exc)
+            except Exception:
+                yield rejected  # the refresh did not help: the server's 401 is the answer
                 return
 
     return stream

@@ -443,7 +443,7 @@ class ModelRegistry:
                 fn = getattr(importlib.import_module(module), name)
             except (ImportError, AttributeError) as exc:
                 self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
-        if fn is not None:
+        if fn is not None and any(e.oauth is not None for e in self._providers.values()):
             from atomic_host.core.models.auth_oauth import oauth_stream
 
             fn = oauth_stream(self, fn)
