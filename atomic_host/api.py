@@ -25,6 +25,10 @@ class ApiHost(HostServices, Protocol):
 
     def require_session(self) -> AgentSession: ...
 
+    def register_tool(self, tool: Tool) -> None: ...
+
+    def unregister_tool(self, name: str) -> None: ...
+
 
 class ExtensionAPI:
     """The host, as plugins may use it. One instance per runtime; methods act on the active session."""
@@ -144,6 +148,14 @@ class ExtensionAPI:
 
     def set_active_tools(self, names: list[str]) -> None:
         self._rt.tools.set_active(names)
+
+    def register_tool(self, tool: Tool) -> None:
+        """Add a tool at run time (see :meth:`atomic_host.contract.host.HostAPI.register_tool`)."""
+        self._rt.register_tool(tool)
+
+    def unregister_tool(self, name: str) -> None:
+        """Remove a plugin's tool at run time (see :meth:`atomic_host.contract.host.HostAPI.unregister_tool`)."""
+        self._rt.unregister_tool(name)
 
     def emit(self, event: dict[str, Any]) -> None:
         """Write a raw event line to the client (for custom event types clients may understand)."""

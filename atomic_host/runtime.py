@@ -22,6 +22,7 @@ from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from atomic_host.contract.tools import Tool
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.engine.services import EventSink, FrontendUI
@@ -152,6 +153,41 @@ class Runtime:
         self.hooks.call("register_workflows", plugin=name, register=register_workflow)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
+
+    # --- tools registered at run time (api.register_tool / unregister_tool) ---
+
+    def register_tool(self, tool: Tool) -> None:
+        """Register ``tool`` for the plugin whose module defines its handler (``runtime`` when
+        none does), then recompute the selection: the model sees it from its next call on."""
+        from atomic_host.contract.errors import HostError
+        from atomic_host.plugins.selection import apply_selection
+
+        record = self._owner_record(tool)
+        owner, path = (record.name, record.path) if record is not None else ("runtime", "")
+        existing = self.tools.get(tool.name)
+        if existing is not None and existing.plugin != owner:
+            raise HostError(f'Tool "{tool.name}" is already registered by {existing.plugin}')
+        self.tools.add(tool, owner, path, builtin=record is not None and record.source == "builtin")
+        apply_selection(self)
+
+    def unregister_tool(self, name: str) -> None:
+        from atomic_host.contract.errors import HostError
+        from atomic_host.plugins.selection import apply_selection
+
+        tool = self.tools.get(name)
+        if tool is None:
+            raise HostError(f'Tool "{name}" is not registered')
+        if self.tools.is_builtin(tool):
+            raise HostError(f'Tool "{name}" is built in; deactivate it with set_active_tools instead')
+        self.tools.remove(name)
+        apply_selection(self)
+
+    def _owner_record(self, tool: Tool) -> PluginRecord | None:
+        handler = tool.handler
+        module = handler.partition(":")[0] if isinstance(handler, str) else getattr(handler, "__module__", None)
+        return next(
+            (r for r in self.plugins.records.values() if r.module is not None and r.module.__name__ == module), None
+        )
 
     def forget(self, plugin: str) -> None:
         self.tools.remove_plugin(plugin)
