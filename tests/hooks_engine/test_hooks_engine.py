@@ -141,7 +141,8 @@ async def test_tool_call_terminate_ends_the_run_after_the_tool_batch(tmp_path: P
         end = _of(events, "tool_execution_end")[0]
         assert end["isError"] and end["result"]["content"][0]["text"] == "not this one"
         assert len(host.faux_calls()) == 2
-        assert not [e for e in host.client.events if e.get("type") == "message_end" and e["message"].get("errorMessage")]
+        failed = [e for e in _of(list(host.client.events), "message_end") if e["message"].get("errorMessage")]
+        assert failed == []
 
 
 SELECT = """
