@@ -130,6 +130,7 @@ class AgentSession:
         agent.select_startup_model(fresh)
         if opts.name:
             agent.set_session_name(opts.name)
+        rt.session = agent  # active before session_start: its hooks may use api.session_id, append_entry, …
         await agent.fire_session_start("startup")
         return agent
 
