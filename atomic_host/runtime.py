@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from atomic_host.api import ExtensionAPI
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
+from atomic_host.kit.log import log
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
@@ -224,7 +224,7 @@ class Runtime:
                 if record.status != "loaded":
                     continue
             self.collect(record)
-            print(f"atomic: reloaded extension {path}", file=sys.stderr)
+            log.info(f"reloaded extension {path}")
         apply_selection(self)
 
     async def watch_extensions(self) -> None:
@@ -268,7 +268,7 @@ class Runtime:
                 builtin_plugins={n for n, r in self.plugins.records.items() if r.source == "builtin"},
             )
             for err in getattr(self._models, "errors", []) or []:
-                print(f"atomic: {err}", file=sys.stderr)
+                log.warning(f"{err}")
         return self._models
 
     def http_client(self) -> Any:
@@ -346,4 +346,4 @@ class Runtime:
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:
-                print(f"atomic: tool cleanup failed: {exc}", file=sys.stderr)
+                log.warning(f"tool cleanup failed: {exc}")

@@ -8,11 +8,11 @@ atomically.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from atomic_host.kit.fsio import atomic_write
+from atomic_host.kit.log import log
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -33,15 +33,15 @@ def read_json_file(path: Path, what: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        print(f"atomic: cannot read {what} {path}: {exc}", file=sys.stderr)
+        log.warning(f"cannot read {what} {path}: {exc}")
         return {}
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        print(f"atomic: ignoring corrupt {what} {path}: {exc}", file=sys.stderr)
+        log.warning(f"ignoring corrupt {what} {path}: {exc}")
         return {}
     if not isinstance(data, dict):
-        print(f"atomic: ignoring {what} {path}: not a JSON object", file=sys.stderr)
+        log.warning(f"ignoring {what} {path}: not a JSON object")
         return {}
     return data
 
