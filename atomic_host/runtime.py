@@ -85,7 +85,11 @@ class Runtime:
 
     def load_plugins(self) -> None:
         """Built-ins, then installed packages, then local files; collect their contributions."""
-        blocked = {str(n) for n in self.settings.list("disabledPlugins", []) or []} - ESSENTIAL
+        disabled = {str(n) for n in self.settings.list("disabledPlugins", []) or []}
+        for name in sorted(disabled & ESSENTIAL):
+            refusal = f"{name} is essential and cannot be disabled; it stays loaded"
+            self.extension_error(name, "disabledPlugins", refusal)
+        blocked = disabled - ESSENTIAL
         for name in BUILTIN_PLUGINS:
             self.plugins.load_module(name, "builtin", blocked)
         if not self.options.no_extensions:
