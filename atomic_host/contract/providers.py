@@ -77,6 +77,8 @@ class ProviderInfo:
     """Environment variables holding an API key, in priority order."""
     models: list[dict[str, Any]] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
+    compat: dict[str, Any] = field(default_factory=dict)
+    """Provider-level ``compat``: models added under this id in models.json inherit it."""
     always_authenticated: bool = False
     """True for providers that need no key (faux, keyless local servers)."""
     plugin: str = ""

@@ -1,4 +1,4 @@
-"""Built-in plugin: registers the curated Anthropic and OpenAI model catalogs."""
+"""Built-in plugin: registers the curated Anthropic, OpenAI and OpenAI-compatible catalogs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from atomic_host import hookimpl
 
 @hookimpl
 def register_providers(register: Callable[[Any], None]) -> None:
-    """Register every provider of ``catalog.json``."""
-    from builtin_plugins.catalog.data import builtin_providers
+    """Register every provider of ``catalog.json`` and ``compat.json``."""
+    from builtin_plugins.catalog.data import builtin_providers, compat_providers
 
-    for provider in builtin_providers():
+    for provider in [*builtin_providers(), *compat_providers()]:
         register(provider)

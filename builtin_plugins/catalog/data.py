@@ -43,6 +43,8 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 "baseUrl": m.get("baseUrl", raw["baseUrl"]),
             }
             model.update({k: copy.deepcopy(v) for k, v in m.items() if k not in model})
+            if raw.get("compat"):  # provider compat under the model's own
+                model["compat"] = {**raw["compat"], **(m.get("compat") or {})}
             models.append(model)
         out.append(
             ProviderInfo(
@@ -53,6 +55,8 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 env_keys=list(raw.get("envKeys", [])),
                 models=models,
                 headers=dict(raw.get("headers", {})),
+                compat=copy.deepcopy(raw.get("compat") or {}),
+                always_authenticated=bool(raw.get("keyless", False)),
                 plugin=plugin,
             )
         )
@@ -62,3 +66,9 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
 def builtin_providers() -> list[ProviderInfo]:
     """Fresh ``ProviderInfo`` objects for every provider of ``catalog.json``."""
     return catalog_providers("catalog.json")
+
+
+def compat_providers() -> list[ProviderInfo]:
+    """Fresh ``ProviderInfo`` objects for the OpenAI-compatible providers of ``compat.json``
+    (hosted ones with models; keyless local servers whose models come from models.json)."""
+    return catalog_providers("compat.json")

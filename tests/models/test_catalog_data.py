@@ -108,4 +108,7 @@ def test_plugin_registers_providers() -> None:
     pm.register(plugin)
     got: list[ProviderInfo] = []
     pm.hook.register_providers(register=got.append, api=None)
-    assert [p.id for p in got] == ["anthropic", "openai"]
+    assert [p.id for p in got] == [
+        "anthropic", "openai", "openrouter", "groq", "xai", "mistral", "cerebras", "deepseek",
+        "ollama", "llama.cpp", "vllm", "lmstudio",
+    ]

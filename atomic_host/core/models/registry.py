@@ -9,8 +9,8 @@ API-key order for a provider (providers.md §2 "API keys"):
 4. the provider's ``apiKey`` in ``models.json``.
 
 A provider is *configured* (its models are *available*) when one of these yields a value or it is
-``always_authenticated``. Keyless local servers (ollama, llama.cpp, vLLM) declared in models.json
-therefore need a dummy ``"apiKey"`` (e.g. ``"ollama"``) to show up as available.
+``always_authenticated``. The catalog's keyless local servers (ollama, llama.cpp, vllm, lmstudio) are;
+a keyless server under another id in models.json still needs a dummy ``"apiKey"`` to show up.
 
 Every credential the registry learns is registered with :mod:`atomic_host.kit.secrets` so the host
 masks it in everything it writes: at load (env vars, auth.json keys and OAuth tokens, models.json
@@ -203,7 +203,8 @@ class ModelRegistry:
                 self.errors.append(f"models.json: provider {pid!r}: model {raw['id']!r} needs api and "
                                    "baseUrl (on the model or the provider); skipped")
                 continue
-            upsert(entry.models, normalize_model(raw, pid, api, base_url, cfg.compat))
+            compat = {**entry.info.compat, **cfg.compat}
+            upsert(entry.models, normalize_model(raw, pid, api, base_url, compat))
         known = {m["id"]: m for m in entry.models}
         for model_id, patch in cfg.overrides.items():
             if model_id in known and isinstance(patch, dict):
