@@ -34,9 +34,12 @@ from atomic_host.contract.results import (
     AgentStartResult,
     BashResult,
     Cancel,
+    Compaction,
     CompactResult,
+    Failure,
     InputResult,
     RecoverResult,
+    Summary,
     ToolCallDecision,
     ToolPatch,
 )
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
+        CompactEvent,
         InputEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
         SessionRecoverEvent,
         SessionShutdownEvent,
         SessionStartEvent,
+        SummarizeEvent,
         SystemPromptEvent,
         ToolCallEvent,
         ToolResultEvent,
@@ -77,6 +82,9 @@ class HookRule:
     """Result types accepted besides None; empty = results are not used (observers, registrations)."""
     sync: bool = False
     """Called from synchronous host code: ``async def`` implementations are refused."""
+    bounded: bool = True
+    """Async implementations are cancelled after ``hookTimeoutMs``. False for the strategy hooks
+    that wait on a model (``compact``, ``summarize``): ``abort_compaction`` or the host cancels those."""
 
 
 DISPATCH_RULES: dict[str, HookRule] = {}
@@ -84,12 +92,17 @@ DISPATCH_RULES: dict[str, HookRule] = {}
 
 
 def spec(
-    combine: Combine, *, returns: tuple[type, ...] = (), sync: bool = False, firstresult: bool = False
+    combine: Combine,
+    *,
+    returns: tuple[type, ...] = (),
+    sync: bool = False,
+    firstresult: bool = False,
+    bounded: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync)
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded)
         return hookspec(firstresult=firstresult)(fn)
 
     return mark
@@ -263,9 +276,37 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-# phase B: the call site (engine/compaction.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
-def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Compaction strategy hook: return ``{"cancel": True}`` to refuse compaction, or
-    ``{"compacted_text": str}`` to supply the compacted text yourself (rung ``extension``)."""
+def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
+    """Compaction is about to summarise the region the strategy prepared (``event.lines``,
+    ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
+    to refuse compaction, or ``CompactResult(compacted_text)`` to supply the compacted text yourself
+    (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
+
+
+@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
+    """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
+    ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
+    ``Failure(message)`` (``nothing_to_do=True``: too little to compact) or ``Cancel()``; None lets
+    the next implementation decide. The built-in verbatim-lines strategy is the ``trylast`` default.
+
+    Ask a model through ``event.requesters`` (the session's, then ``fallbackModels``); let
+    ``session_before_compact`` decide through ``await event.before_compact(...)``. Not time-bounded:
+    ``abort_compaction`` cancels it.
+    """
+
+
+# --- Summaries ---
+
+
+@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
+    """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
+    branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).
+
+    ``event.entries`` / ``event.messages`` are what to summarise; ``event.requester`` asks the
+    session's model. Return ``Summary(text, usage)`` (an empty text stores nothing),
+    ``Failure(message)`` (a branch summary's ``navigate_tree`` answers it), or None for the next
+    implementation. The built-in ``summaries`` plugin is the ``trylast`` default. Not time-bounded.
+    """

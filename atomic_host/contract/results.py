@@ -106,9 +106,55 @@ class BashResult:
 
 @record
 class CompactResult:
-    """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
+    """Result of ``session_before_compact``: the compacted text, supplied instead of the strategy's planning."""
 
     compacted_text: str
+
+
+@record
+class Compaction:
+    """Result of a ``compact`` hook: the compaction boundary to write.
+
+    The host writes the ``compaction`` entry (``summary``, ``firstKeptEntryId``, ``tokensBefore``,
+    ``details``, plus ``entry``'s fields), the backup, and answers ``compact`` / ``compaction_end``
+    with ``{"compactedText", "firstKeptEntryId", "tokensBefore", **result, "backupPath"?}``.
+    """
+
+    summary: str
+    """The text that stands for the compacted region (``compactedText`` on the wire)."""
+    first_kept_entry_id: str | None = None
+    """The first entry of the branch kept verbatim after the boundary; None compacts it all."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """The entry's ``details``. ``strategy`` defaults to ``verbatim-lines``, the boundary kind the
+    session format reads back (the summary replaces the region); ``backend: "summary"`` introduces
+    it as a summary instead of retained lines."""
+    result: dict[str, Any] = field(default_factory=dict)
+    """More fields of the wire result, after the three above (the built-in: ``promptVersion``,
+    ``parameters``, ``rung``, ``stats``, ``plannerModel``)."""
+    entry: dict[str, Any] = field(default_factory=dict)
+    """More top-level fields of the entry (the built-in: ``fromHook``)."""
+
+
+@record
+class Failure:
+    """Result of a strategy hook (``compact``, ``summarize``) whose work failed.
+
+    ``message`` is what the client is told (``Compaction failed: <message>``, or the
+    ``navigate_tree`` error). ``nothing_to_do``: there was nothing to compact — a manual ``compact``
+    answers the bare message, an automatic one ends quietly.
+    """
+
+    message: str
+    nothing_to_do: bool = False
+
+
+@record
+class Summary:
+    """Result of a ``summarize`` hook: the summary text (empty = nothing to store)."""
+
+    text: str
+    usage: dict[str, Any] | None = None
+    """The usage of the model call that wrote it, stored with the entry."""
 
 
 @record

@@ -16,6 +16,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.skills",
     "builtin_plugins.mcp",
     "builtin_plugins.workflows",
+    "builtin_plugins.compaction",
+    "builtin_plugins.summaries",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
 

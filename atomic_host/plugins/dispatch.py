@@ -15,16 +15,17 @@ reports exceptions as ``extension_error`` and bounds their time — and applies 
 A result of a type the rule does not accept is reported as an ``extension_error`` (plugin, hook,
 what it returned) and ignored, so one plugin's mistake never changes the outcome of the others.
 
-Synchronous hooks are combined as the manager yields each result, so ``first_*`` rules stop calling
-once decided. For async hooks the manager returns after every implementation ran (as the host has
-always done): results are combined in call order, but an implementation sees the event as it was
-when the hook was called. Phase B gives the manager a per-implementation async iterator, so ``chain``
-and ``patch`` results reach the next implementation and ``first_*`` stop early there too.
+The ``first_*`` rules stop calling implementations once decided, sync and async alike (the manager
+yields each result as it comes). For the other async hooks the manager returns after every
+implementation ran (as the host has always done): results are combined in call order, but an
+implementation sees the event as it was when the hook was called; ``chain`` and ``patch`` can move
+to the same per-implementation iteration (``PluginHost.aiter_each``) when their call sites come here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.hookspecs import DISPATCH_RULES, HookRule
@@ -34,6 +35,13 @@ from atomic_host.contract.tools import ToolResult
 if TYPE_CHECKING:
     from atomic_host.contract.host import HostAPI
     from atomic_host.plugins.manager import PluginHost
+
+_FIRST: dict[str, Callable[[Any], bool]] = {
+    "first_cancel": lambda r: isinstance(r, Cancel),
+    "first_block": lambda r: bool(getattr(r, "block", False)),
+    "first_result": lambda r: True,
+}
+"""The rules one result decides, and which accepted results decide them."""
 
 
 class Dispatcher:
@@ -58,8 +66,21 @@ class Dispatcher:
     async def acall(self, hook: str, **kwargs: Any) -> Any:
         """Call a hook from async code; ``async def`` implementations are awaited."""
         rule = self.rules[hook]
+        if rule.combine in _FIRST:
+            # Decided by one result: stop calling once it is in (a strategy hook's default must
+            # not run — and ask a model — after a plugin already answered).
+            return await self._afirst(hook, rule, kwargs)
         results = await self.plugins.acall_each(hook, api=self.api, **kwargs)
         return self._combine(hook, rule, results, kwargs)
+
+    async def _afirst(self, hook: str, rule: HookRule, kwargs: dict[str, Any]) -> Any:
+        calls = self.plugins.aiter_each(hook, bounded=rule.bounded, api=self.api, **kwargs)
+        async with aclosing(calls):
+            async for pair in calls:
+                for result in self._accepted(hook, rule, (pair,)):
+                    if _FIRST[rule.combine](result):
+                        return result
+        return None
 
     # --- rules ---
 

@@ -15,7 +15,7 @@ import inspect
 import itertools
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -312,19 +312,25 @@ class PluginHost:
 
     async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Like :meth:`call_each` but awaits async implementations, each within ``hook_timeout_s``."""
-        results = []
+        return [pair async for pair in self.aiter_each(hook_name, **kwargs)]
+
+    async def aiter_each(
+        self, hook_name: str, *, bounded: bool = True, **kwargs: Any
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Call each implementation on its own, awaiting async ones; yield ``(plugin_name, result)``
+        as each returns, so a caller that stops iterating calls no further implementation.
+        ``bounded``: each async implementation runs within ``hook_timeout_s``."""
         for impl in self.impls(hook_name):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
                 if inspect.isawaitable(result):
-                    result = await self._bounded(impl, hook_name, result)
+                    result = await (self._bounded(impl, hook_name, result) if bounded else result)
                     if result is _TIMED_OUT:
                         continue
             except Exception as exc:
                 self.report(impl, hook_name, exc)
                 continue
-            results.append((impl.plugin_name, result))
-        return results
+            yield impl.plugin_name, result
 
     async def _bounded(self, impl: pluggy.HookImpl, hook_name: str, awaitable: Any) -> Any:
         """Await one implementation; past the time bound cancel it and report it (``_TIMED_OUT``).
