@@ -19,6 +19,7 @@ from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCompactEvent, SessionCompactEvent
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
 from atomic_host.kit import secrets
+from atomic_host.kit.compaction import stats, wire_parameters
 from atomic_host.kit.messages import VERBATIM_STRATEGY
 
 if TYPE_CHECKING:
@@ -331,7 +332,16 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
             summary, entry_fields["fromHook"] = decision.compacted_text, True
 
     first_kept = answer.first_kept_entry_id
-    details: dict[str, Any] = {"strategy": VERBATIM_STRATEGY, **(answer.details or {})}
+    wire: dict[str, Any] = {
+        "promptVersion": answer.prompt_version,
+        "parameters": answer.parameters or wire_parameters(agent.rt.settings.data),
+        "rung": answer.rung,
+        "stats": answer.stats or _stats(summary, tokens_before),
+    }
+    if answer.planner_model:
+        wire["plannerModel"] = answer.planner_model
+    details: dict[str, Any] = {"strategy": VERBATIM_STRATEGY, **{k: wire[k] for k in _DETAIL_KEYS if k in wire}}
+    details.update(answer.details or {})
     backup = _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
         details["backupPath"] = backup
@@ -348,12 +358,22 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
         "compactedText": summary,
         "firstKeptEntryId": first_kept,
         "tokensBefore": tokens_before,
-        **(answer.result or {}),
+        **wire,
     }
     if backup:
         result["backupPath"] = backup
     await hooks.acall("session_compact", event=SessionCompactEvent(reason, result))
     return result
+
+
+_DETAIL_KEYS = ("promptVersion", "rung", "parameters", "stats", "plannerModel")
+"""The wire result's fields the entry's ``details`` repeat, in the order Atomic writes them."""
+
+
+def _stats(summary: str, tokens_before: int) -> dict[str, Any]:
+    """Stats for a strategy that reported none: the summary's lines all kept, nothing deleted."""
+    lines = len(summary.split("\n")) if summary else 0
+    return stats(lines, 0, 0, summary, tokens_before, 0)
 
 
 def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | None, bool]]:

@@ -8,9 +8,11 @@ Rungs: ``planned`` (the model chose deletion ranges, the session's model first, 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
+from atomic_host.kit.compaction import setting
 from atomic_host.kit.messages import convert_to_llm
 from atomic_host.kit.transcript import serialize_conversation
 from builtin_plugins.compaction import PROMPT_VERSION, STRATEGY
@@ -25,23 +27,9 @@ if TYPE_CHECKING:
 TOO_SMALL = "Nothing to compact (session too small)"
 
 
-def _getter(settings: dict[str, Any]) -> Any:
-    """``get("a.b")`` over the merged settings dict."""
-
-    def get(dotted: str) -> Any:
-        node: Any = settings
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return None
-            node = node[part]
-        return node
-
-    return get
-
-
 async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Failure | Cancel:
     """The ``compact`` result for ``event``."""
-    get = _getter(settings or {})
+    get = partial(setting, settings or {})
     reason, window = event.reason, event.context_window
     prep = prepare(event.branch_entries, from_settings(get, None).preserve_recent, event.tokens_before)
     params = from_settings(get, prep.last_user_text)
@@ -49,7 +37,7 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
         return Failure(TOO_SMALL, nothing_to_do=True)
 
     entry: dict[str, Any] = {}
-    extra: dict[str, Any] = {}  # plannerModel, when a fallback model planned it
+    planner: dict[str, Any] | None = None  # plannerModel, when a fallback model planned it
     decision = None
     if event.before_compact is not None:
         decision = await event.before_compact(
@@ -78,7 +66,7 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
                 if requester.fallback:
                     model, level = requester.model, requester.thinking_level
                     planner = {"provider": model["provider"], "id": model["id"]}
-                    extra["plannerModel"] = planner | ({"thinkingLevel": level} if level else {})
+                    planner |= {"thinkingLevel": level} if level else {}
                 break
             if rec is None and failure is not None and reason != "overflow":
                 return Failure(str(failure))
@@ -91,8 +79,14 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
     if rung == "fresh" and window > 0 and tail_tokens > window:
         first_kept, tail_tokens = None, 0
     result_stats = stats(len(prep.lines), Reconstruction(text, deleted, range_count), prep.tokens_before, tail_tokens)
-    wire = params.to_wire()
-    details = {"strategy": STRATEGY, "promptVersion": PROMPT_VERSION, "rung": rung, "parameters": wire,
-               "stats": result_stats, **extra}  # fmt: skip
-    result = {"promptVersion": PROMPT_VERSION, "parameters": wire, "rung": rung, "stats": result_stats, **extra}
-    return Compaction(text, first_kept, details, result, entry)
+    return Compaction(
+        text,
+        first_kept,
+        rung=rung,
+        prompt_version=PROMPT_VERSION,
+        parameters=params.to_wire(),
+        stats=result_stats,
+        planner_model=planner,
+        details={"strategy": STRATEGY},
+        entry=entry,
+    )
