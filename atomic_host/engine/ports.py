@@ -13,28 +13,15 @@ if TYPE_CHECKING:
     import asyncio
 
     from atomic_host.contract.providers import StreamOptions
-    from atomic_host.core.models.registry import ModelRegistry
-    from atomic_host.core.options import Options
-    from atomic_host.core.settings import Settings
-    from atomic_host.plugins.dispatch import Dispatcher
+    from atomic_host.engine.services import HostServices
     from atomic_host.session.tree import Session
-
-
-class HostServices(Protocol):
-    """The host-wide services the drivers use (the runtime has them)."""
-
-    settings: Settings
-    options: Options
-    hooks: Dispatcher
-
-    @property
-    def models(self) -> ModelRegistry: ...
 
 
 class SummaryPorts(Protocol):
     """What the session and branch summaries need: the session, its model and how to call it."""
 
     rt: HostServices
+    """The drivers use its ``settings``, ``options``, ``hooks`` and ``models``."""
     session: Session
     model: dict[str, Any] | None
     summary_task: asyncio.Task[None] | None
