@@ -469,7 +469,7 @@ def _write_backup(agent: AgentSession, label: str) -> str | None:
     now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
     path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.session.store.jsonl import encode_line
+    from atomic_host.kit.sessions.jsonl import encode_line
 
     try:
         with open(path, "wb") as fh:
