@@ -127,6 +127,9 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     except OSError as exc:
         print(f"atomic: cannot read {what} {path}: {exc}", file=sys.stderr)
         return {}
+    except UnicodeDecodeError as exc:  # not UTF-8: as corrupt as bad JSON, never a crash at startup
+        print(f"atomic: ignoring corrupt {what} {path}: {exc}", file=sys.stderr)
+        return {}
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError as exc:

@@ -29,6 +29,7 @@ def encode_line(record: dict[str, Any]) -> bytes:
 
 
 def parse_line(line: bytes) -> Any:
+    """The JSON value of one line, or None when it does not parse (a torn or junk line)."""
     try:
         return json.loads(line)
     except ValueError:
@@ -116,6 +117,7 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
 
 
 def loads_array(data: bytes) -> Any:
+    """Parse one (big) JSON document, with jiter when it is there."""
     try:
         import jiter  # faster than json for big documents; imported on first load only
     except ImportError:  # pragma: no cover - jiter is a declared dependency
