@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
 
 if TYPE_CHECKING:
@@ -387,7 +388,7 @@ def _planner_models(agent: AgentSession) -> list[tuple[dict[str, Any], str | Non
     models = [(agent.model, None, False)]
     entries = agent.rt.settings.get("fallbackModels") or []
     for entry in entries if isinstance(entries, list) else []:
-        target = agent._resolve_fallback(entry)
+        target = fallback_target(agent.rt.models, entry)
         if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
                                       for m, _l, _b in models):  # fmt: skip
             models.append((target[0], target[1], True))

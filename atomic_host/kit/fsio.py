@@ -7,9 +7,10 @@ import contextlib
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import Any
+
+from atomic_host.kit.log import log
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -125,17 +126,17 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        print(f"atomic: cannot read {what} {path}: {exc}", file=sys.stderr)
+        log.warning(f"cannot read {what} {path}: {exc}")
         return {}
     except UnicodeDecodeError as exc:  # not UTF-8: as corrupt as bad JSON, never a crash at startup
-        print(f"atomic: ignoring corrupt {what} {path}: {exc}", file=sys.stderr)
+        log.warning(f"ignoring corrupt {what} {path}: {exc}")
         return {}
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError as exc:
-        print(f"atomic: ignoring corrupt {what} {path}: {exc}", file=sys.stderr)
+        log.warning(f"ignoring corrupt {what} {path}: {exc}")
         return {}
     if not isinstance(data, dict):
-        print(f"atomic: ignoring {what} {path}: not a JSON object", file=sys.stderr)
+        log.warning(f"ignoring {what} {path}: not a JSON object")
         return {}
     return data

@@ -7,9 +7,10 @@ exporter or store kind — and the replacement is reported on stderr, so it is n
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
+
+from atomic_host.kit.log import log
 
 T = TypeVar("T")
 
@@ -35,7 +36,7 @@ class NamedTable(Generic[T]):
             name = getattr(item, self.key)
             old = self.items.get(name)
             if old is not None and old.plugin != plugin:  # type: ignore[attr-defined]
-                print(f"atomic: {self.what} {name!r} of {old.plugin} replaced by {plugin}", file=sys.stderr)  # type: ignore[attr-defined]
+                log.warning(f"{self.what} {name!r} of {old.plugin} replaced by {plugin}")  # type: ignore[attr-defined]
             self.items[name] = item
 
         return register

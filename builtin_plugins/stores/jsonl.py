@@ -15,11 +15,11 @@ import contextlib
 import os
 import re
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 from atomic_host.kit.fsio import atomic_write, ensure_private_dir, fsync_dir, write_all
+from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
@@ -227,7 +227,7 @@ class JsonlStore(BaseStore):
         try:
             writer.lock()  # held while the session is open here, so no other process appends
         except SessionLocked as exc:  # readable here; appends fail with this message until it frees
-            print(f"atomic: {exc}", file=sys.stderr)
+            log.warning(f"{exc}")
         except OSError:
             pass
         return Session(header, entries, writer=writer, location=str(path), persisted=True)

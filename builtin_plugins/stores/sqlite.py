@@ -15,12 +15,12 @@ import json
 import os
 import socket
 import sqlite3
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from atomic_host.kit.fsio import ensure_private_dir
+from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import validate_session_id
@@ -278,7 +278,7 @@ class SqliteStore(BaseStore):
         try:
             writer.lock()  # held while the session is open here, so no other process appends
         except SessionLocked as exc:  # readable here; appends fail with this message until it frees
-            print(f"atomic: {exc}", file=sys.stderr)
+            log.warning(f"{exc}")
         return Session(header, entries, writer=writer, location=self.location(session_id), persisted=True)
 
     def open(self, session_id: str, directory: str | Path | None = None) -> Session:
