@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCompactEvent, SessionCompactEvent
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
+from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
 from atomic_host.kit.messages import VERBATIM_STRATEGY
@@ -383,7 +384,7 @@ def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | 
     models = [(agent.model, None, False)]
     entries = agent.rt.settings.get("fallbackModels") or []
     for entry in entries if isinstance(entries, list) else []:
-        target = agent._resolve_fallback(entry)
+        target = fallback_target(agent.rt.models, entry)
         if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
                                       for m, _l, _b in models):  # fmt: skip
             models.append((target[0], target[1], True))
@@ -466,7 +467,7 @@ def _write_backup(agent: CompactionPorts, label: str) -> str | None:
     now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
     path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.session.store.jsonl import encode_line
+    from atomic_host.kit.sessions.jsonl import encode_line
 
     try:
         with open(path, "wb") as fh:

@@ -65,7 +65,3 @@ class CompactionPorts(SummaryPorts, Protocol):
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild ``messages`` from the session's branch (after a boundary was written)."""
         ...
-
-    def _resolve_fallback(self, entry: Any) -> tuple[dict[str, Any], str | None] | None:
-        """A ``fallbackModels`` entry → an available model and its thinking level, else None."""
-        ...

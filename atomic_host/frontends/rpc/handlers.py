@@ -4,7 +4,6 @@ protocol model) and returns the response ``data`` (or ``NO_DATA``); raising give
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -304,7 +303,7 @@ class Handlers:
     async def _open(self, cmd: Cmd) -> Session:
         """Find and load the session a switch names, in a thread: a long session file takes tens of
         milliseconds to read and parse, and the loop keeps answering abort meanwhile."""
-        from atomic_host.session.store.base import SessionNotFound
+        from atomic_host.kit.sessions.errors import SessionNotFound
 
         store = self.rt.store
         try:
@@ -392,8 +391,10 @@ class Handlers:
         return {"entries": entries, "leafId": session.leaf_id}
 
     async def on_get_tree(self, _cmd: Cmd) -> Any:
+        from atomic_host.session.tree import tree_json_snapshot
+
         session = self.agent.session
-        leaf_id, encode = session.leaf_id, session.tree_json_snapshot()
+        leaf_id, encode = session.leaf_id, tree_json_snapshot(session)
         return {"tree": await asyncio.to_thread(encode), "leafId": leaf_id}  # ~1 s at 20,000 turns
 
     async def on_set_session_name(self, cmd: Cmd) -> Any:
@@ -459,20 +460,14 @@ class Handlers:
         return await recover(self.agent, cmd.get("reason"))
 
     async def on_export_html(self, cmd: Cmd) -> Any:
-        from builtin_plugins.export_html import default_export_path, render_html
+        from atomic_host.session.export import export_session
 
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
         if not session.entries:
             raise CommandFailed("Nothing to export yet - start a conversation first")
-        out = cmd.get("outputPath") or default_export_path(session)
-        out = os.path.abspath(os.path.join(self.rt.cwd, os.path.expanduser(out)))
-        html = render_html(session.header, session.entries, session.leaf_id)
-        from atomic_host.kit.fsio import atomic_write
-
-        atomic_write(Path(out), html)
-        return {"path": out}
+        return {"path": export_session(self.rt.exporter("html"), session, cmd.get("outputPath"), self.rt.cwd)}
 
     # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 

@@ -14,10 +14,10 @@ import pytest
 from atomic_host.contract.errors import HostError
 from atomic_host.core.settings import Settings
 from atomic_host.engine import compaction
+from atomic_host.kit.sessions.store import MemoryStore
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost
 from atomic_host.session.context import build_session_context
-from atomic_host.session.store.base import MemoryStore
 
 MODEL = {"provider": "stub", "id": "stub-1", "api": "stub-api", "contextWindow": 100000, "reasoning": False}
 HEADER = "from atomic_host import hookimpl\nfrom atomic_host.contract.results import *\nimport asyncio\n"

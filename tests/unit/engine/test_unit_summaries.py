@@ -16,9 +16,9 @@ import pytest
 from atomic_host.contract.providers import ProviderInfo
 from atomic_host.core.settings import Settings
 from atomic_host.engine import branch_summary, summaries
+from atomic_host.kit.sessions.store import MemoryStore
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost
-from atomic_host.session.store.base import MemoryStore
 
 MODEL = {"provider": "scripted", "id": "s-1", "api": "none"}
 HEADER = "from atomic_host import hookimpl\nfrom atomic_host.contract.results import *\n"
