@@ -13,6 +13,7 @@ from atomic_host.contract.errors import HostError as CommandFailed
 from atomic_host.contract.events import (
     BeforeAgentStartEvent,
     InputEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SystemPromptEvent,
@@ -918,6 +919,7 @@ class AgentSession:
             raise CommandFailed("Session name cannot be empty")
         self.session.append("session_info", name=name)
         self.emit({"type": "session_info_changed", "name": name})
+        self.rt.hooks.call("session_info_changed", event=SessionInfoChangedEvent("name", name=name))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         if self.session.get_entry(entry_id) is None:
@@ -926,6 +928,8 @@ class AgentSession:
         if label:
             fields["label"] = label
         self.session.append("label", **fields)
+        changed = SessionInfoChangedEvent("label", entry_id=entry_id, label=label or None)
+        self.rt.hooks.call("session_info_changed", event=changed)
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
