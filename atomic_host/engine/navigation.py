@@ -27,22 +27,20 @@ from atomic_host.contract.records import record
 from atomic_host.engine import summaries
 from atomic_host.engine.agent_session import AgentSession
 from atomic_host.engine.branch_summary import abandoned_path, summarize_entries
+from atomic_host.engine.services import HostServices
 from atomic_host.session.store.base import SessionNotFound
 from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.plugins.dispatch import Dispatcher
     from atomic_host.session.tree import Session
 
 
-class NavigationHost(Protocol):
-    """What navigation needs of the runtime: the active session, the store and the hooks."""
+class NavigationHost(HostServices, Protocol):
+    """What navigation needs of the runtime: its services (the store, the hooks, the active session)."""
 
-    session: AgentSession | None
-    store: Any
-    hooks: Dispatcher
-
-    def require_session(self) -> AgentSession: ...
+    def require_session(self) -> AgentSession:
+        """The active session (raises when there is none)."""
+        ...
 
 
 @record
@@ -75,7 +73,7 @@ async def activate(rt: NavigationHost, session: Session, reason: str, *, fresh: 
     previous = old.session.location if old else None
     if old is not None:
         await old.close(reason)
-    agent = AgentSession(rt, session)  # type: ignore[arg-type]  # the runtime (a layer above) is the host
+    agent = AgentSession(rt, session)
     if cwd:
         agent.cwd = cwd
     if old is not None:

@@ -14,6 +14,7 @@ from atomic_host.testing import host_env
 
 RECORDER = '''
 import json
+import os
 
 from atomic_host import Cancel, hookimpl
 
