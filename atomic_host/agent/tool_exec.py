@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from atomic_host.agent.oversized import persist_if_oversized
 from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
 from atomic_host.contract.tools import ToolError, ToolResult
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -126,7 +126,7 @@ async def until_aborted(
     await asyncio.wait({task}, timeout=ABORT_GRACE_S)
     tool = run.tools.get(name)
     owner = (tool.source_path or tool.plugin) if tool is not None else "?"
-    print(f"atomic: tool {name} ({owner}) did not stop on abort; cancelled it", file=sys.stderr)
+    log.warning(f"tool {name} ({owner}) did not stop on abort; cancelled it")
     if task.done() and not task.cancelled() and task.exception() is None:
         return task.result()
     return ToolResult.text(ABORTED_TEXT, is_error=True)

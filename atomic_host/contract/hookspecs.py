@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     )
     from atomic_host.contract.host import HostAPI
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
-    from atomic_host.contract.registrations import WorkflowDefinition
+    from atomic_host.contract.registrations import Exporter, SessionStoreFactory, WorkflowDefinition
     from atomic_host.contract.tools import Tool
 
 Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
@@ -141,6 +141,27 @@ def register_workflows(register: Callable[[WorkflowDefinition], None], api: Host
     Optional keys: ``models`` (fallback tiers, ``provider/model[:level]``), ``thinking``, ``tools``.
     The built-in ``workflows`` plugin runs them; ``/workflow`` lists them. A TOML file in a
     workflows directory of the same name wins over a registered definition.
+    """
+
+
+@spec("each", sync=True)
+def register_exporters(register: Callable[[Exporter], None], api: HostAPI) -> None:
+    """Register session exporters: ``register(Exporter(name, render, default_path))``.
+
+    ``export_html`` uses the ``html`` exporter and ``atomic --export SESSION [OUT] --export-format
+    NAME`` the one named. The built-in ``export_html`` plugin registers ``html``; a later plugin
+    that registers the same name replaces it (or block the built-in with ``disabledPlugins``).
+    """
+
+
+@spec("each", sync=True)
+def register_session_stores(register: Callable[[SessionStoreFactory], None], api: HostAPI) -> None:
+    """Register session store kinds: ``register(SessionStoreFactory(kind, open))``.
+
+    The ``sessionStore`` setting (or ``--session-store``) picks the kind, default ``jsonl``; the
+    host calls ``open(StoreOptions)`` once, when it first needs its store. The built-in ``stores``
+    plugin registers ``jsonl``, ``sqlite`` and ``memory``; a later plugin that registers the same
+    kind replaces it. ``--no-session`` never asks: it always uses the in-memory store.
     """
 
 

@@ -4,7 +4,6 @@ model and thinking selection, and the in-memory context the model sees."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +18,14 @@ from atomic_host.contract.events import (
     SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
-    SystemPromptEvent,
     ThinkingLevelSelectEvent,
 )
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.contract.tools import ToolContext
 from atomic_host.engine import summaries
+from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
+from atomic_host.engine.system_prompt import build_system_prompt
+from atomic_host.kit.log import log
 from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
@@ -41,25 +42,6 @@ DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
 ABORT_GRACE_S = 1.0
 """How long abort lets a provider stream end on its own before cancelling it."""
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-DEFAULT_SYSTEM_PROMPT = """\
-You are an expert coding assistant. You work in the user's project through the tools below.
-
-Guidelines:
-- Read a file before you change it; prefer small, exact edits over rewriting whole files.
-- Use the search and find tools to locate code instead of guessing paths.
-- Run commands (tests, linters, builds) to check your work, and report what you ran.
-- Never run destructive commands (deleting data, force-pushing) unless the user asked for it.
-- When something is unclear or risky, ask the user before acting.
-- Answer concisely; show file paths so the user can follow your changes."""
-CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
-MODEL_PREFERENCE = (
-    ("anthropic", "claude-sonnet-4-6"),
-    ("anthropic", "claude-sonnet-4-5"),
-    ("openai", "gpt-5.2"),
-    ("openai", "gpt-5"),
-)
-
-
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -164,37 +146,10 @@ class AgentSession:
                 self.thinking_level = level
 
     def select_startup_model(self, fresh: bool) -> None:
-        from atomic_host.core.models.refs import parse_model_ref, resolve_model
-        from atomic_host.core.models.thinking import LEVELS, clamp
-
-        opts, settings, registry = self.rt.options, self.rt.settings, self.rt.models
-        level: str | None = opts.thinking
-        if opts.model:
-            _p, _m, ref_level = parse_model_ref(opts.model)
-            self.model = resolve_model(registry, opts.model, opts.provider)
-            if self.model is None:
-                print(f"atomic: model not found: {opts.model}", file=sys.stderr)
-            level = level or ref_level
-        elif opts.provider:
-            self.model = next((m for m in registry.available() if m["provider"] == opts.provider), None)
-        if self.model is None and fresh:
-            dp, dm = settings.str("defaultProvider"), settings.str("defaultModel")
-            if dp and dm:
-                self.model = registry.find(dp, dm)
-                if self.model is None:  # never silently swap the user's chosen model for another
-                    self.model_fallback_message = (
-                        f"Your default model {dp}/{dm} (settings defaultProvider/defaultModel) is not available. "
-                        "Choose a model with set_model (or --model), or fix models.json."
-                    )
-            elif self.model is None:
-                self.model = self._preferred_model()
-        if fresh or level:
-            self.thinking_level = level or settings.str("defaultThinkingLevel") or "medium"
-        if self.thinking_level not in LEVELS:
-            print(f"atomic: unknown thinking level {self.thinking_level!r}, using medium", file=sys.stderr)
-            self.thinking_level = "medium"
-        if self.model is not None:
-            self.thinking_level = clamp(self.model, self.thinking_level)
+        rt = self.rt
+        choice = startup_choice(rt.options, rt.settings, rt.models, fresh, self.model, self.thinking_level)
+        self.model, self.thinking_level = choice.model, choice.thinking_level
+        self.model_fallback_message = choice.fallback_message
         if fresh:
             self.record_initial_settings()
         elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
@@ -205,15 +160,6 @@ class AgentSession:
         if self.model is not None:
             self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
         self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
-
-    def _preferred_model(self) -> dict[str, Any] | None:
-        available = self.rt.models.available()
-        for provider, model_id in MODEL_PREFERENCE:
-            for m in available:
-                if m["provider"] == provider and m["id"] == model_id:
-                    return m
-        # The scripted faux provider is for tests and demos: only used when asked for by name.
-        return next((m for m in available if m["provider"] != "faux"), None)
 
     async def fire_session_start(self, reason: str, previous: str | None = None) -> None:
         await self.rt.hooks.acall("session_start", event=SessionStartEvent(reason, previous))
@@ -273,41 +219,7 @@ class AgentSession:
         return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
 
     def system_prompt(self) -> str:
-        opts = self.rt.options
-        base = opts.system_prompt or DEFAULT_SYSTEM_PROMPT
-        tools = self.model_tools()
-        lines = [base, ""]
-        if tools:
-            lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
-            lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
-        if self.rt.hooks.has_impls("system_prompt"):
-            event = SystemPromptEvent([t.name for t in tools])
-            for section in self.rt.hooks.call("system_prompt", event=event):
-                if section.strip():
-                    lines += ["", section.strip()]
-        lines.append(f"Current date: {time.strftime('%Y-%m-%d')}")
-        lines.append(f"Current working directory: {self.cwd}")
-        if opts.append_system_prompt:
-            lines += ["", opts.append_system_prompt]
-        for path, text in self.context_files():
-            lines += ["", f"# Project context from {path}", "", text.strip()]
-        return "\n".join(lines)
-
-    def context_files(self) -> list[tuple[str, str]]:
-        """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to cwd."""
-        from pathlib import Path
-
-        dirs = [self.rt.agent_dir, *reversed([Path(self.cwd), *Path(self.cwd).parents])]
-        found = []
-        for directory in dirs:
-            for name in CONTEXT_FILES:
-                path = directory / name
-                try:
-                    found.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
-                    break
-                except OSError:
-                    continue
-        return found
+        return build_system_prompt(self.rt.options, self.rt.hooks, self.model_tools(), self.cwd, self.rt.agent_dir)
 
     async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
         """The provider context of the next model call; ``context`` hooks may edit its messages."""
@@ -520,7 +432,7 @@ class AgentSession:
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            print(f"atomic: command /{command.name} failed: {exc}", file=sys.stderr)
+            log.warning(f"command /{command.name} failed: {exc}")
             self.rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
 
     async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
@@ -641,10 +553,10 @@ class AgentSession:
                 if not messages:
                     break
         except OSError as exc:  # the session could not be written (disk full, locked elsewhere): say so
-            print(f"atomic: could not save the session: {exc}", file=sys.stderr)
+            log.warning(f"could not save the session: {exc}")
             self._report_unsaved(exc)
         except Exception as exc:  # a bug in the loop must not kill the host
-            print(f"atomic: agent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.warning(f"agent run failed: {type(exc).__name__}: {exc}")
             self.emit({"type": "agent_end", "messages": []})
         finally:
             # Settled: from here on the session is idle, also for plugins that react to agent_settled
@@ -729,7 +641,7 @@ class AgentSession:
         if not isinstance(entries, list) or classify(failed) not in _FALLBACK_CAUSES:
             return self._end_fallback(failed)
         for index in range(self.fallback_index + 1, len(entries)):
-            target = self._resolve_fallback(entries[index])
+            target = fallback_target(self.rt.models, entries[index])
             if target is None or (self.model is not None and _model_ref(target[0]) == _model_ref(self.model)):
                 continue
             model, level = target
@@ -760,22 +672,6 @@ class AgentSession:
             self.emit({**end, "finalError": failed.get("errorMessage", "")})
             self.fallback_index = -1
         return False
-
-    def _resolve_fallback(self, entry: Any) -> tuple[dict[str, Any], str | None] | None:
-        """``provider/model[:level]`` → an available model with credentials (and its level), else None."""
-        from atomic_host.core.models.refs import parse_model_ref
-        from atomic_host.core.models.thinking import clamp
-
-        if not isinstance(entry, str) or "/" not in entry:
-            return None
-        provider, model_id, level = parse_model_ref(entry)  # `:14b` of ollama/qwen3:14b is no level
-        model = next(
-            (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
-        )
-        if model is None or not self.rt.models.auth_status(provider).get("configured"):
-            print(f"atomic: fallback model {entry} is not available; skipped", file=sys.stderr)
-            return None
-        return model, (clamp(model, level) if level else None)
 
     def restore_user_model(self) -> None:
         """Before a new prompt: the model the user chose takes back over from a fallback."""
@@ -810,7 +706,7 @@ class AgentSession:
         if not done and self.in_provider_stream:
             # A provider stream that ignores the abort signal: cancel it (stream_assistant turns
             # the cancellation into the aborted assistant message and the run ends normally).
-            print("atomic: provider stream ignored abort; cancelling it", file=sys.stderr)
+            log.warning("provider stream ignored abort; cancelling it")
             self.cancelled_for_abort = True
             task.cancel()
         await asyncio.shield(task)
@@ -964,17 +860,8 @@ class AgentSession:
         return {"level": level}
 
     def scoped_models(self) -> list[dict[str, Any]]:
-        patterns = self.rt.options.models or self.rt.settings.list("enabledModels", []) or []
-        if not patterns:
-            return []
-        import fnmatch
-
-        out = []
-        for m in self.rt.models.available():
-            full = f"{m['provider']}/{m['id']}"
-            if any(fnmatch.fnmatch(full, p) or fnmatch.fnmatch(m["id"], p) for p in patterns):
-                out.append(m)
-        return out
+        """The models ``--models`` / ``enabledModels`` select (empty: no scope)."""
+        return scoped_models(self.rt.options, self.rt.settings, self.rt.models)
 
     def cycle_model(self, direction: str | None, persist: bool) -> dict[str, Any] | None:
         scoped = self.scoped_models()

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
 
 if TYPE_CHECKING:
@@ -387,7 +388,7 @@ def _planner_models(agent: AgentSession) -> list[tuple[dict[str, Any], str | Non
     models = [(agent.model, None, False)]
     entries = agent.rt.settings.get("fallbackModels") or []
     for entry in entries if isinstance(entries, list) else []:
-        target = agent._resolve_fallback(entry)
+        target = fallback_target(agent.rt.models, entry)
         if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
                                       for m, _l, _b in models):  # fmt: skip
             models.append((target[0], target[1], True))
@@ -469,7 +470,7 @@ def _write_backup(agent: AgentSession, label: str) -> str | None:
     now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
     path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.session.store.jsonl import encode_line
+    from atomic_host.kit.sessions.jsonl import encode_line
 
     try:
         with open(path, "wb") as fh:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import itertools
@@ -25,6 +26,7 @@ import pluggy
 
 from atomic_host.contract import hookspecs
 from atomic_host.contract.markers import PROJECT_NAME
+from atomic_host.kit.log import log
 
 ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""
@@ -81,6 +83,16 @@ def _group_declared(group: str) -> bool:
                 except OSError:
                     continue
     return False
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a local extension from its source on every load. The bytecode cache is keyed on
+    the file's mtime in whole seconds and its size, so a hot-reload edit made within the same
+    second that keeps the size (``VERSION = 1`` → ``2``) would otherwise run the old code."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -145,7 +157,7 @@ class PluginHost:
         record.error = _error_text(exc)
         if phase == "import":
             record.error = _import_error_text(exc, record.file)
-        print(f"atomic: plugin {record.name} failed ({phase}): {record.error}", file=sys.stderr)
+        log.warning(f"plugin {record.name} failed ({phase}): {record.error}")
         if phase == "import":
             traceback.print_exception(exc, file=sys.stderr)
         self.on_error(record.path, phase, record.error)
@@ -210,7 +222,7 @@ class PluginHost:
     def import_file(self, path: Path) -> ModuleType:
         """Execute a local extension file into a fresh module under a unique name (never reload)."""
         mod_name = f"atomic_host_ext.{path.stem}_{next(_module_counter)}"
-        spec = importlib.util.spec_from_file_location(mod_name, path)
+        spec = importlib.util.spec_from_file_location(mod_name, path, loader=_FreshSourceLoader(mod_name, str(path)))
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
@@ -260,7 +272,7 @@ class PluginHost:
             module = self.import_file(path)
         except BaseException as exc:
             msg = _import_error_text(exc, path)
-            print(f"atomic: reload of {path} failed, keeping the previous version: {msg}", file=sys.stderr)
+            log.warning(f"reload of {path} failed, keeping the previous version: {msg}")
             self.on_error(str(path), "reload", msg)
             return None
         if old is not None:
@@ -351,13 +363,13 @@ class PluginHost:
             raise
         task.cancel()
         message = f"timed out after {round(timeout * 1000)} ms; skipped"
-        print(f"atomic: {impl.plugin_name} {hook_name} {message}", file=sys.stderr)
+        log.warning(f"{impl.plugin_name} {hook_name} {message}")
         self.on_error(self._path_of(impl), hook_name, message)
         return _TIMED_OUT
 
     def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        print(f"atomic: {impl.plugin_name} raised in {hook_name}: {detail}", file=sys.stderr)
+        log.warning(f"{impl.plugin_name} raised in {hook_name}: {detail}")
         self.on_error(self._path_of(impl), hook_name, str(exc) or type(exc).__name__)
 
     def hook_order(self) -> dict[str, list[str]]:

@@ -199,6 +199,10 @@ def before_agent_start(event, api):
 @hookimpl
 def tool_result(event, api):
     return {"content": []}
+
+@hookimpl
+def system_prompt(event, api):
+    return "House rule: answer in haiku. Tools seen: " + ",".join(sorted(event.tools)[:2])
 """
 
 
@@ -210,7 +214,9 @@ async def test_dict_results_are_reported_and_ignored(tmp_path: Path) -> None:
         )
         events = await host.client.prompt_and_wait("hi")
         assert _of(events, "tool_execution_end")[0]["result"]["content"][0]["text"].strip() == "kept"
-        assert "a dict is not a result" not in host.faux_calls()[0]["context"]["systemPrompt"]
+        system = host.faux_calls()[0]["context"]["systemPrompt"]
+        assert "a dict is not a result" not in system
+        assert "\n\nHouse rule: answer in haiku. Tools seen: ask_user_question,bash\n" in system
         errors = {e["event"]: e["error"] for e in host.client.events if e.get("type") == "extension_error"}
         assert errors == {
             "before_agent_start": "returned dict; expected AgentStartResult or None",

@@ -508,7 +508,7 @@ class AcpFrontend:
         )
 
     async def _open(self, session_id: str, cwd: str) -> Session:
-        from atomic_host.session.store.base import SessionNotFound
+        from atomic_host.kit.sessions.errors import SessionNotFound
 
         store = self.rt.store
         try:

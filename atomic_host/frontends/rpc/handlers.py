@@ -7,8 +7,6 @@ engine's (``engine/navigation.py``), so every frontend fires the same session ho
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine import navigation
@@ -391,8 +389,10 @@ class Handlers:
 
     @command()
     async def on_get_tree(self) -> Any:
+        from atomic_host.session.tree import tree_json_snapshot
+
         session = self.agent.session
-        leaf_id, encode = session.leaf_id, session.tree_json_snapshot()
+        leaf_id, encode = session.leaf_id, tree_json_snapshot(session)
         return {"tree": await asyncio.to_thread(encode), "leafId": leaf_id}  # ~1 s at 20,000 turns
 
     @command()
@@ -434,20 +434,14 @@ class Handlers:
         return await recover(self.agent, cmd.reason)
 
     async def on_export_html(self, cmd: Cmd) -> Any:
-        from builtin_plugins.export_html import default_export_path, render_html
+        from atomic_host.session.export import export_session
 
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
         if not session.entries:
             raise CommandFailed("Nothing to export yet - start a conversation first")
-        out = cmd.get("outputPath") or default_export_path(session)
-        out = os.path.abspath(os.path.join(self.rt.cwd, os.path.expanduser(out)))
-        html = render_html(session.header, session.entries, session.leaf_id)
-        from atomic_host.kit.fsio import atomic_write
-
-        atomic_write(Path(out), html)
-        return {"path": out}
+        return {"path": export_session(self.rt.exporter("html"), session, cmd.get("outputPath"), self.rt.cwd)}
 
     # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 
@@ -470,6 +464,6 @@ class Handlers:
         return detail
 
 
-# export_html keeps taking the command as sent while its exporter lookup is reworked; declared here
-# so that the function itself stays as it is.
+# export_html still takes the command as sent (its body is the exporter work's); declared here so the
+# function itself stays as that work left it.
 command(raw=True)(Handlers.on_export_html)

@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from atomic_host.core.options import Options
+from atomic_host.kit.log import log
 
 
 def _prewarm() -> None:
@@ -50,7 +51,7 @@ async def serve(opts: Options) -> int:
     try:
         await rt.start()
     except Exception as exc:
-        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.warning(f"failed to start: {type(exc).__name__}: {exc}")
         return 1
 
     async def on_eof() -> None:
@@ -92,7 +93,7 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
                 loop.run_until_complete(asyncio.wait(left, timeout=EXIT_GRACE_S))
                 stuck = [t for t in left if not t.done()]
                 if stuck:
-                    print(f"atomic: {len(stuck)} task(s) ignored cancellation at exit; leaving them", file=sys.stderr)
+                    log.warning(f"{len(stuck)} task(s) ignored cancellation at exit; leaving them")
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
