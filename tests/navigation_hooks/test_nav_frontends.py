@@ -30,20 +30,21 @@ def test_print_mode_new_and_resumed_sessions_fire_session_hooks(tmp_path: Path) 
     named, started, _ = records
     assert (named["kind"], named["name"]) == ("name", "demo")
     assert started["reason"] == "startup" and started["previous_session_file"] is None
+    assert started["sessionId"] == session_id
 
     log.unlink()
     resumed = run_print_mode(tmp_path, "-e", str(plugin), "-p", "again", "--session", session_id, env=env)
     assert resumed.returncode == 0, resumed.stderr
     records = read_log(log)
     assert hooks_of(records) == ["session_start", "session_shutdown"]
-    assert records[0]["reason"] == "startup" and records[1]["sessionId"] == session_id
+    assert records[0]["reason"] == "startup" and records[0]["sessionId"] == session_id
 
     log.unlink()
     continued = run_print_mode(tmp_path, "-e", str(plugin), "-p", "and again", "--continue", env=env)
     assert continued.returncode == 0, continued.stderr
     records = read_log(log)
     assert hooks_of(records) == ["session_start", "session_shutdown"]
-    assert records[0]["reason"] == "startup" and records[1]["sessionId"] == session_id  # the same session
+    assert records[0]["reason"] == "startup" and records[0]["sessionId"] == session_id  # the same session
 
 
 async def test_acp_session_new_and_load_fire_the_switch_hooks(tmp_path: Path) -> None:
