@@ -111,9 +111,9 @@ class AgentSession:
         agent = cls(rt, session)
         agent.rebuild_context(restore_model=not fresh)
         agent.select_startup_model(fresh)
+        rt.session = agent  # active before session_info_changed/session_start: hooks may use api.session_id, …
         if opts.name:
             agent.set_session_name(opts.name)
-        rt.session = agent  # active before session_start: its hooks may use api.session_id, append_entry, …
         await agent.fire_session_start("startup")
         return agent
 

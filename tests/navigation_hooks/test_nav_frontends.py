@@ -29,6 +29,7 @@ def test_print_mode_new_and_resumed_sessions_fire_session_hooks(tmp_path: Path) 
     assert hooks_of(records) == ["session_info_changed", "session_start", "session_shutdown"]
     named, started, _ = records
     assert (named["kind"], named["name"]) == ("name", "demo")
+    assert named["sessionId"] == session_id  # the named session is already the active one
     assert started["reason"] == "startup" and started["previous_session_file"] is None
     assert started["sessionId"] == session_id
 
