@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         CompactCommand,
         CycleModelCommand,
         DeleteSessionCommand,
+        ExportHtmlCommand,
         ExtensionUiResponseCommand,
         FollowUpCommand,
         ForkCommand,
@@ -433,7 +434,8 @@ class Handlers:
 
         return await recover(self.agent, cmd.reason)
 
-    async def on_export_html(self, cmd: Cmd) -> Any:
+    @command()
+    async def on_export_html(self, cmd: ExportHtmlCommand) -> Any:
         from atomic_host.session.export import export_session
 
         session = self.agent.session
@@ -441,7 +443,9 @@ class Handlers:
             raise CommandFailed("Cannot export in-memory session to HTML")
         if not session.entries:
             raise CommandFailed("Nothing to export yet - start a conversation first")
-        return {"path": export_session(self.rt.exporter("html"), session, cmd.get("outputPath"), self.rt.cwd)}
+        exporter = self.rt.exporter("html")
+        # rendering and writing a long session takes a while: off the loop, so abort still answers at once
+        return {"path": await asyncio.to_thread(export_session, exporter, session, cmd.output_path, self.rt.cwd)}
 
     # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 
@@ -463,7 +467,3 @@ class Handlers:
             raise CommandFailed(f"Run not found: {run_id}")
         return detail
 
-
-# export_html still takes the command as sent (its body is the exporter work's); declared here so the
-# function itself stays as that work left it.
-command(raw=True)(Handlers.on_export_html)
