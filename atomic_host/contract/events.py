@@ -55,6 +55,49 @@ class SessionBeforeForkEvent:
 
 
 @record
+class SessionBeforeTreeEvent:
+    """``session_before_tree``: before ``navigate_tree`` moves the leaf (a ``Cancel`` stops it)."""
+
+    target_id: str
+    """The entry the client navigates to."""
+    old_leaf_id: str | None
+    """The leaf before the move."""
+    new_leaf_id: str | None
+    """Where the leaf will be: the target, or its parent when the target is a user prompt to re-edit."""
+    summarize: bool = False
+    """Whether a summary of the abandoned path was asked for."""
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+    """The label the target gets, if one was asked for."""
+
+
+@record
+class SessionTreeEvent:
+    """``session_tree``: ``navigate_tree`` moved the leaf."""
+
+    target_id: str
+    old_leaf_id: str | None
+    new_leaf_id: str | None
+    summary_entry: dict[str, Any] | None = None
+    """The ``branch_summary`` entry appended for the abandoned path, if any."""
+
+
+@record
+class SessionInfoChangedEvent:
+    """``session_info_changed``: the session's name or an entry's label changed."""
+
+    kind: str
+    """name | label"""
+    name: str | None = None
+    """The new session name (``kind == "name"``)."""
+    entry_id: str | None = None
+    """The labelled entry (``kind == "label"``)."""
+    label: str | None = None
+    """The entry's new label; None when it was cleared."""
+
+
+@record
 class InputEvent:
     """``input``: user input before the host acts on it; ``text`` and ``images`` may be replaced by
     the results (``InputResult.transform``)."""
@@ -255,6 +298,9 @@ EVENT_TYPES: dict[str, type] = {
     "session_shutdown": SessionShutdownEvent,
     "session_before_switch": SessionBeforeSwitchEvent,
     "session_before_fork": SessionBeforeForkEvent,
+    "session_before_tree": SessionBeforeTreeEvent,
+    "session_tree": SessionTreeEvent,
+    "session_info_changed": SessionInfoChangedEvent,
     "input": InputEvent,
     "before_agent_start": BeforeAgentStartEvent,
     "system_prompt": SystemPromptEvent,

@@ -59,10 +59,13 @@ if TYPE_CHECKING:
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
         SessionCompactEvent,
+        SessionInfoChangedEvent,
         SessionRecoverEvent,
         SessionShutdownEvent,
         SessionStartEvent,
+        SessionTreeEvent,
         SummarizeEvent,
         SystemPromptEvent,
         ThinkingLevelSelectEvent,
@@ -218,6 +221,25 @@ def session_before_switch(event: SessionBeforeSwitchEvent, api: HostAPI) -> Canc
 def session_before_fork(event: SessionBeforeForkEvent, api: HostAPI) -> Cancel | None:
     """Before ``fork`` (``event.position == "before"``, ``event.entry_id``) or ``clone``
     (``"at"``). Return ``Cancel()`` to stop it."""
+
+
+@spec("first_cancel", returns=(Cancel,))
+def session_before_tree(event: SessionBeforeTreeEvent, api: HostAPI) -> Cancel | None:
+    """Before ``navigate_tree`` moves the leaf (``event.target_id``, ``event.old_leaf_id``,
+    ``event.new_leaf_id``, ``event.summarize``, ``event.label``). Return ``Cancel()`` to stop it:
+    nothing is summarised or moved and the command answers ``{"cancelled": true}``."""
+
+
+@spec("each")
+def session_tree(event: SessionTreeEvent, api: HostAPI) -> None:
+    """``navigate_tree`` moved the leaf from ``event.old_leaf_id`` to ``event.new_leaf_id``;
+    ``event.summary_entry`` is the ``branch_summary`` entry it appended, if any."""
+
+
+@spec("each", sync=True)
+def session_info_changed(event: SessionInfoChangedEvent, api: HostAPI) -> None:
+    """The session name (``event.kind == "name"``, ``event.name``) or an entry's label
+    (``"label"``, ``event.entry_id``, ``event.label``; None when cleared) changed."""
 
 
 @spec("each", returns=(RecoverResult,))

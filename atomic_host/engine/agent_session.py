@@ -15,6 +15,7 @@ from atomic_host.contract.events import (
     InputEvent,
     MessageEndEvent,
     ModelSelectEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     ThinkingLevelSelectEvent,
@@ -110,9 +111,9 @@ class AgentSession:
         agent = cls(rt, session)
         agent.rebuild_context(restore_model=not fresh)
         agent.select_startup_model(fresh)
+        rt.session = agent  # active before session_info_changed/session_start: hooks may use api.session_id, …
         if opts.name:
             agent.set_session_name(opts.name)
-        rt.session = agent  # active before session_start: its hooks may use api.session_id, append_entry, …
         await agent.fire_session_start("startup")
         return agent
 
@@ -883,6 +884,7 @@ class AgentSession:
             raise CommandFailed("Session name cannot be empty")
         self.session.append("session_info", name=name)
         self.emit({"type": "session_info_changed", "name": name})
+        self.rt.hooks.call("session_info_changed", event=SessionInfoChangedEvent("name", name=name))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         if self.session.get_entry(entry_id) is None:
@@ -891,6 +893,8 @@ class AgentSession:
         if label:
             fields["label"] = label
         self.session.append("label", **fields)
+        changed = SessionInfoChangedEvent("label", entry_id=entry_id, label=label or None)
+        self.rt.hooks.call("session_info_changed", event=changed)
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
