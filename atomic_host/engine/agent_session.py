@@ -26,7 +26,7 @@ from atomic_host.engine import compaction, summaries
 from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
 from atomic_host.engine.system_prompt import build_system_prompt
 from atomic_host.kit.log import log
-from atomic_host.session.tree import message_text
+from atomic_host.kit.messages import message_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from atomic_host.agent.ports import StreamFn
     from atomic_host.contract.tools import Tool, ToolResult
     from atomic_host.engine.services import HostServices
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.plugins.dispatch import Dispatcher
     from atomic_host.plugins.registry import ToolRegistry
-    from atomic_host.session.tree import Session
 
 DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
 ABORT_GRACE_S = 1.0

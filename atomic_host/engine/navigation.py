@@ -28,11 +28,11 @@ from atomic_host.engine import summaries
 from atomic_host.engine.agent_session import AgentSession
 from atomic_host.engine.branch_summary import abandoned_path, summarize_entries
 from atomic_host.engine.services import HostServices
+from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import SessionNotFound
-from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.session.tree import Session
+    from atomic_host.kit.sessions.tree import Session
 
 
 class NavigationHost(HostServices, Protocol):

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from atomic_host.contract.providers import StreamOptions
     from atomic_host.engine.services import HostServices
-    from atomic_host.session.tree import Session
+    from atomic_host.kit.sessions.tree import Session
 
 
 class SummaryPorts(Protocol):

@@ -1,8 +1,7 @@
 """The session tree on the wire: ``get_tree``'s JSON, encoded without recursion.
 
 The :class:`Session` type itself is public, in :mod:`atomic_host.kit.sessions.tree` (stores are
-plugins and build sessions); ``Session`` and ``message_text`` are re-exported here for the engine
-and frontend modules that still import them from this module.
+plugins and build sessions).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host.core.jsonfast import RawJSON, dumps
-from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.tree import Session, gc_paused
 
 
@@ -63,4 +61,4 @@ def encode_tree(roots: list[dict[str, Any]]) -> RawJSON:
     return RawJSON("".join(parts))
 
 
-__all__ = ["Session", "encode_tree", "message_text", "tree_json", "tree_json_snapshot"]
+__all__ = ["encode_tree", "tree_json", "tree_json_snapshot"]

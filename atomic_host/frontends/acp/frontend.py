@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from atomic_host.contract.events import ToolCallEvent
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.frontends.acp.transport import HostTransport
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.runtime import Runtime
-    from atomic_host.session.tree import Session
 
 ASK_TOOLS = ("bash", "write", "edit")
 """Tools that ask the client before they run (settings ``acp.askTools`` replaces the list)."""

@@ -177,7 +177,7 @@ class Handlers:
 
     @command()
     async def on_get_last_assistant_text(self) -> Any:
-        from atomic_host.session.tree import message_text
+        from atomic_host.kit.messages import message_text
 
         for m in reversed(self.agent.messages):
             if m.get("role") != "assistant":
