@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import ExtensionAPI
+from atomic_host.contract.registrations import Exporter, SessionStoreFactory
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
@@ -18,6 +19,7 @@ from atomic_host.kit.log import log
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
+from atomic_host.plugins.named import NamedTable
 from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.engine.services import EventSink, FrontendUI
-    from atomic_host.session.store.base import SessionStore
+    from atomic_host.kit.sessions.store import SessionStore
 
 
 class Runtime:
@@ -71,6 +73,10 @@ class Runtime:
         """Host-lifetime scratch space per tool plugin (``ToolContext.state``)."""
         self.workflow_defs: list[Any] = []
         """``WorkflowDefinition``s from ``register_workflows``, in load order."""
+        self.store_kinds = NamedTable("store kind", SessionStoreFactory, "kind")
+        """Session store kinds from ``register_session_stores`` (``sessionStore`` picks one)."""
+        self.exporters = NamedTable("exporter", Exporter, "name")
+        """Session exporters from ``register_exporters`` (``export_html`` uses ``html``)."""
         self.services: dict[str, Any] = {}
         """Host-wide services plugins offer (``api.provide``): the built-in ``workflows`` engine."""
         self.pending_reload: set[Path] = set()
@@ -155,6 +161,8 @@ class Runtime:
             self.workflow_defs = [w for w in self.workflow_defs if w.name != item.name] + [item]
 
         self.hooks.call("register_workflows", plugin=name, register=register_workflow)
+        self.hooks.call("register_session_stores", plugin=name, register=self.store_kinds.register_for(name))
+        self.hooks.call("register_exporters", plugin=name, register=self.exporters.register_for(name))
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 
@@ -199,6 +207,8 @@ class Runtime:
         self.providers = [p for p in self.providers if p.plugin != plugin]
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
         self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
+        self.store_kinds.remove_plugin(plugin)
+        self.exporters.remove_plugin(plugin)
 
     def _before_unload(self, plugin: str) -> None:
         self.hooks.call("plugin_unload", plugin=plugin)
@@ -290,24 +300,47 @@ class Runtime:
 
     @property
     def store(self) -> SessionStore:
+        """The session store, opened on first use: ``--no-session`` → in memory; otherwise the kind
+        ``--session-store`` / settings ``sessionStore`` (default ``jsonl``) names, looked up among
+        the registered kinds (so plugins must be loaded first)."""
         if self._store is None and self.options.no_session:
-            from atomic_host.session.store.base import MemoryStore
+            from atomic_host.kit.sessions.store import MemoryStore
 
             self._store = MemoryStore()
         if self._store is None:
-            from atomic_host.session.store.base import open_store
+            from atomic_host.contract.registrations import StoreOptions
+            from atomic_host.session.stores import DEFAULT_KIND, open_store
 
-            kind = self.options.session_store or self.settings.str("sessionStore", "jsonl") or "jsonl"
+            kind = self.options.session_store or self.settings.str("sessionStore", DEFAULT_KIND) or DEFAULT_KIND
             session_dir = (
                 self.options.session_dir
                 or os.environ.get("ATOMIC_CODING_AGENT_SESSION_DIR")
                 or self.settings.str("sessionDir")
             )
-            fsync = "never" if self.settings.str("sessionFsync") == "never" else "always"
-            self._store = open_store(
-                kind, self.agent_dir, Path(session_dir).expanduser() if session_dir else None, self.cwd, fsync=fsync
+            options = StoreOptions(
+                agent_dir=self.agent_dir,
+                session_dir=Path(session_dir).expanduser() if session_dir else None,
+                cwd=self.cwd,
+                fsync=self.settings.str("sessionFsync") != "never",
             )
+            self._store = open_store(self.store_kinds.items, kind, options, hint=self.disabled_note())
         return self._store
+
+    def disabled_note(self) -> str:
+        """``"disabled by disabledPlugins: a, b"`` (or ``""``): why a contribution may be missing."""
+        names = [n for n, r in self.plugins.records.items() if r.status == "disabled"]
+        return f"disabled by disabledPlugins: {', '.join(names)}" if names else ""
+
+    def exporter(self, name: str) -> Exporter:
+        """The registered exporter ``name``; a :class:`HostError` naming the known ones otherwise."""
+        from atomic_host.contract.errors import HostError
+
+        found = self.exporters.get(name)
+        if found is None:
+            known = ", ".join(self.exporters.names()) or "none"
+            hint = self.disabled_note()
+            raise HostError(f'No "{name}" exporter is registered (known: {known})' + (f"; {hint}" if hint else ""))
+        return found
 
     def require_session(self) -> AgentSession:
         if self.session is None:

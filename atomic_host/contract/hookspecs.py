@@ -34,11 +34,14 @@ from atomic_host.contract.results import (
     AgentStartResult,
     BashResult,
     Cancel,
+    Compaction,
     CompactResult,
     ContextResult,
+    Failure,
     InputResult,
     MessageEndResult,
     RecoverResult,
+    Summary,
     ToolCallDecision,
     ToolPatch,
 )
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
+        CompactEvent,
         ContextEvent,
         InputEvent,
         MessageEndEvent,
@@ -55,10 +59,14 @@ if TYPE_CHECKING:
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
         SessionCompactEvent,
+        SessionInfoChangedEvent,
         SessionRecoverEvent,
         SessionShutdownEvent,
         SessionStartEvent,
+        SessionTreeEvent,
+        SummarizeEvent,
         SystemPromptEvent,
         ThinkingLevelSelectEvent,
         ToolCallEvent,
@@ -68,7 +76,7 @@ if TYPE_CHECKING:
     )
     from atomic_host.contract.host import HostAPI
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
-    from atomic_host.contract.registrations import WorkflowDefinition
+    from atomic_host.contract.registrations import Exporter, SessionStoreFactory, WorkflowDefinition
     from atomic_host.contract.tools import Tool
 
 Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
@@ -83,6 +91,9 @@ class HookRule:
     """Result types accepted besides None; empty = results are not used (observers, registrations)."""
     sync: bool = False
     """Called from synchronous host code: ``async def`` implementations are refused."""
+    bounded: bool = True
+    """Async implementations are cancelled after ``hookTimeoutMs``. False for the strategy hooks
+    that wait on a model (``compact``, ``summarize``): ``abort_compaction`` or the host cancels those."""
 
 
 DISPATCH_RULES: dict[str, HookRule] = {}
@@ -90,12 +101,17 @@ DISPATCH_RULES: dict[str, HookRule] = {}
 
 
 def spec(
-    combine: Combine, *, returns: tuple[type, ...] = (), sync: bool = False, firstresult: bool = False
+    combine: Combine,
+    *,
+    returns: tuple[type, ...] = (),
+    sync: bool = False,
+    firstresult: bool = False,
+    bounded: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync)
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded)
         return hookspec(firstresult=firstresult)(fn)
 
     return mark
@@ -138,6 +154,27 @@ def register_workflows(register: Callable[[WorkflowDefinition], None], api: Host
     Optional keys: ``models`` (fallback tiers, ``provider/model[:level]``), ``thinking``, ``tools``.
     The built-in ``workflows`` plugin runs them; ``/workflow`` lists them. A TOML file in a
     workflows directory of the same name wins over a registered definition.
+    """
+
+
+@spec("each", sync=True)
+def register_exporters(register: Callable[[Exporter], None], api: HostAPI) -> None:
+    """Register session exporters: ``register(Exporter(name, render, default_path))``.
+
+    ``export_html`` uses the ``html`` exporter and ``atomic --export SESSION [OUT] --export-format
+    NAME`` the one named. The built-in ``export_html`` plugin registers ``html``; a later plugin
+    that registers the same name replaces it (or block the built-in with ``disabledPlugins``).
+    """
+
+
+@spec("each", sync=True)
+def register_session_stores(register: Callable[[SessionStoreFactory], None], api: HostAPI) -> None:
+    """Register session store kinds: ``register(SessionStoreFactory(kind, open))``.
+
+    The ``sessionStore`` setting (or ``--session-store``) picks the kind, default ``jsonl``; the
+    host calls ``open(StoreOptions)`` once, when it first needs its store. The built-in ``stores``
+    plugin registers ``jsonl``, ``sqlite`` and ``memory``; a later plugin that registers the same
+    kind replaces it. ``--no-session`` never asks: it always uses the in-memory store.
     """
 
 
@@ -184,6 +221,25 @@ def session_before_switch(event: SessionBeforeSwitchEvent, api: HostAPI) -> Canc
 def session_before_fork(event: SessionBeforeForkEvent, api: HostAPI) -> Cancel | None:
     """Before ``fork`` (``event.position == "before"``, ``event.entry_id``) or ``clone``
     (``"at"``). Return ``Cancel()`` to stop it."""
+
+
+@spec("first_cancel", returns=(Cancel,))
+def session_before_tree(event: SessionBeforeTreeEvent, api: HostAPI) -> Cancel | None:
+    """Before ``navigate_tree`` moves the leaf (``event.target_id``, ``event.old_leaf_id``,
+    ``event.new_leaf_id``, ``event.summarize``, ``event.label``). Return ``Cancel()`` to stop it:
+    nothing is summarised or moved and the command answers ``{"cancelled": true}``."""
+
+
+@spec("each")
+def session_tree(event: SessionTreeEvent, api: HostAPI) -> None:
+    """``navigate_tree`` moved the leaf from ``event.old_leaf_id`` to ``event.new_leaf_id``;
+    ``event.summary_entry`` is the ``branch_summary`` entry it appended, if any."""
+
+
+@spec("each", sync=True)
+def session_info_changed(event: SessionInfoChangedEvent, api: HostAPI) -> None:
+    """The session name (``event.kind == "name"``, ``event.name``) or an entry's label
+    (``"label"``, ``event.entry_id``, ``event.label``; None when cleared) changed."""
 
 
 @spec("each", returns=(RecoverResult,))
@@ -294,9 +350,37 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-# phase B: the call site (engine/compaction.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
-def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Compaction strategy hook: return ``{"cancel": True}`` to refuse compaction, or
-    ``{"compacted_text": str}`` to supply the compacted text yourself (rung ``extension``)."""
+def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
+    """Compaction is about to summarise the region the strategy prepared (``event.lines``,
+    ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
+    to refuse compaction, or ``CompactResult(compacted_text)`` to supply the compacted text yourself
+    (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
+
+
+@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
+    """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
+    ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
+    ``Failure(message)`` (``nothing_to_do=True``: too little to compact) or ``Cancel()``; None lets
+    the next implementation decide. The built-in verbatim-lines strategy is the ``trylast`` default.
+
+    Ask a model through ``event.requesters`` (the session's, then ``fallbackModels``); let
+    ``session_before_compact`` decide through ``await event.before_compact(...)``. Not time-bounded:
+    ``abort_compaction`` cancels it.
+    """
+
+
+# --- Summaries ---
+
+
+@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
+    """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
+    branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).
+
+    ``event.entries`` / ``event.messages`` are what to summarise; ``event.requester`` asks the
+    session's model. Return ``Summary(text, usage)`` (an empty text stores nothing),
+    ``Failure(message)`` (a branch summary's ``navigate_tree`` answers it), or None for the next
+    implementation. The built-in ``summaries`` plugin is the ``trylast`` default. Not time-bounded.
+    """

@@ -82,3 +82,7 @@ class ProviderInfo:
     always_authenticated: bool = False
     """True for providers that need no key (faux, keyless local servers)."""
     plugin: str = ""
+    background_summaries: bool = True
+    """Whether the host asks this provider's models for background session summaries when
+    ``sessionSummary.enabled`` is unset (True or False in settings decides alone). False for the
+    scripted faux provider: its replies belong to the test that scripted them."""

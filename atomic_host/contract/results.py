@@ -149,9 +149,67 @@ class BashResult:
 
 @record
 class CompactResult:
-    """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
+    """Result of ``session_before_compact``: the compacted text, supplied instead of the strategy's planning."""
 
     compacted_text: str
+
+
+@record
+class Compaction:
+    """Result of a ``compact`` hook: the compaction boundary to write.
+
+    The host appends the ``compaction`` entry (``summary``, ``firstKeptEntryId``, ``tokensBefore``,
+    ``details`` = ``strategy``, ``promptVersion``, ``rung``, ``parameters``, ``stats``,
+    ``plannerModel``?, ``backupPath``? and ``details``' own keys; plus ``entry``'s fields), writes the
+    backup and answers ``compact`` / ``compaction_end`` with the wire result (``compactedText``,
+    ``firstKeptEntryId``, ``tokensBefore``, ``promptVersion``, ``parameters``, ``rung``, ``stats``,
+    ``plannerModel``?, ``backupPath``?). What a strategy leaves out, the host fills in.
+    """
+
+    summary: str
+    """The text that stands for the compacted region (``compactedText`` on the wire)."""
+    first_kept_entry_id: str | None = None
+    """The first entry of the branch kept verbatim after the boundary; None compacts it all."""
+    rung: str = "extension"
+    """How it was made (the built-in: planned | fresh | extension)."""
+    prompt_version: int = 0
+    """The strategy's prompt version (the built-in's is 3); 0: none."""
+    parameters: dict[str, Any] | None = None
+    """``{"compression_ratio", "preserve_recent", "query"}``; None: the ``compaction.*`` settings,
+    normalised (``atomic_host.kit.compaction.wire_parameters``)."""
+    stats: dict[str, Any] | None = None
+    """The ``stats`` object (``atomic_host.kit.compaction.stats``); None: the host counts the
+    summary's lines as kept, nothing deleted, and the tokens before and after."""
+    planner_model: dict[str, Any] | None = None
+    """``{"provider", "id", "thinkingLevel"?}`` when a ``fallbackModels`` entry wrote it."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """More keys of the entry's ``details``. ``strategy`` defaults to ``verbatim-lines``, the
+    boundary kind the session format reads back (the summary replaces the region);
+    ``backend: "summary"`` introduces it to the model as a summary instead of retained lines."""
+    entry: dict[str, Any] = field(default_factory=dict)
+    """More top-level fields of the entry (the built-in: ``fromHook``)."""
+
+
+@record
+class Failure:
+    """Result of a strategy hook (``compact``, ``summarize``) whose work failed.
+
+    ``message`` is what the client is told (``Compaction failed: <message>``, or the
+    ``navigate_tree`` error). ``nothing_to_do``: there was nothing to compact — a manual ``compact``
+    answers the bare message, an automatic one ends quietly.
+    """
+
+    message: str
+    nothing_to_do: bool = False
+
+
+@record
+class Summary:
+    """Result of a ``summarize`` hook: the summary text (empty = nothing to store)."""
+
+    text: str
+    usage: dict[str, Any] | None = None
+    """The usage of the model call that wrote it, stored with the entry."""
 
 
 @record

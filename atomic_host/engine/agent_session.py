@@ -15,17 +15,18 @@ from atomic_host.contract.events import (
     InputEvent,
     MessageEndEvent,
     ModelSelectEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     ThinkingLevelSelectEvent,
 )
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.contract.tools import ToolContext
-from atomic_host.engine import summaries
+from atomic_host.engine import compaction, summaries
 from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
 from atomic_host.engine.system_prompt import build_system_prompt
 from atomic_host.kit.log import log
-from atomic_host.session.tree import message_text
+from atomic_host.kit.messages import message_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,9 +34,9 @@ if TYPE_CHECKING:
     from atomic_host.agent.ports import StreamFn
     from atomic_host.contract.tools import Tool, ToolResult
     from atomic_host.engine.services import HostServices
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.plugins.dispatch import Dispatcher
     from atomic_host.plugins.registry import ToolRegistry
-    from atomic_host.session.tree import Session
 
 DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
 ABORT_GRACE_S = 1.0
@@ -110,9 +111,9 @@ class AgentSession:
         agent = cls(rt, session)
         agent.rebuild_context(restore_model=not fresh)
         agent.select_startup_model(fresh)
+        rt.session = agent  # active before session_info_changed/session_start: hooks may use api.session_id, …
         if opts.name:
             agent.set_session_name(opts.name)
-        rt.session = agent  # active before session_start: its hooks may use api.session_id, append_entry, …
         await agent.fire_session_start("startup")
         return agent
 
@@ -361,7 +362,7 @@ class AgentSession:
         self.flush_deferred_bash()
         self.restore_user_model()
         self.require_model()
-        await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
+        await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
         start = BeforeAgentStartEvent(text, images)
         await self.rt.hooks.acall("before_agent_start", event=start)
         system_prompt = start.system_prompt
@@ -536,7 +537,7 @@ class AgentSession:
                 messages, poll_steering_first = [], True
                 if self.abort_signal.is_set():
                     break
-                if await _compaction().after_run(self):  # compaction: overflow compacted, continue
+                if await compaction.after_run(self):  # compaction: overflow compacted, continue
                     continue
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
@@ -690,7 +691,7 @@ class AgentSession:
         The queues are kept and held: nothing queued runs until the next prompt (semantics §3.4)."""
         self.abort_signal.set()
         self.abort_retry()
-        _compaction().cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
+        compaction.cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
         if self.is_streaming:
             self.queue_held = True
 
@@ -883,6 +884,7 @@ class AgentSession:
             raise CommandFailed("Session name cannot be empty")
         self.session.append("session_info", name=name)
         self.emit({"type": "session_info_changed", "name": name})
+        self.rt.hooks.call("session_info_changed", event=SessionInfoChangedEvent("name", name=name))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         if self.session.get_entry(entry_id) is None:
@@ -891,6 +893,8 @@ class AgentSession:
         if label:
             fields["label"] = label
         self.session.append("label", **fields)
+        changed = SessionInfoChangedEvent("label", entry_id=entry_id, label=label or None)
+        self.rt.hooks.call("session_info_changed", event=changed)
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
@@ -898,12 +902,6 @@ class AgentSession:
         if self.is_streaming:
             await self.abort()
         await self.rt.hooks.acall("session_shutdown", event=SessionShutdownEvent(reason))
-
-
-def _compaction() -> Any:
-    from atomic_host.engine import compaction
-
-    return compaction
 
 
 def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | None, str | None]:

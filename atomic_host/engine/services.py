@@ -13,10 +13,10 @@ if TYPE_CHECKING:
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.core.options import Options
     from atomic_host.core.settings import Settings
+    from atomic_host.kit.sessions.store import SessionStore
     from atomic_host.plugins.dispatch import Dispatcher
     from atomic_host.plugins.manager import PluginHost
     from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
-    from atomic_host.session.store.base import SessionStore
 
 
 class EventSink(Protocol):

@@ -58,7 +58,7 @@ class Dispatcher:
     async def acall(self, hook: str, **kwargs: Any) -> Any:
         """Call a hook from async code; ``async def`` implementations are awaited."""
         fold = _Fold(self, hook, kwargs.get("event"))
-        results = self.plugins.aiter_each(hook, api=self.api, **kwargs)
+        results = self.plugins.aiter_each(hook, bounded=fold.rule.bounded, api=self.api, **kwargs)
         try:
             async for plugin_name, result in results:
                 if fold.add(plugin_name, result):

@@ -318,15 +318,17 @@ class PluginHost:
                 continue
             yield impl.plugin_name, result
 
-    async def aiter_each(self, hook_name: str, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
+    async def aiter_each(
+        self, hook_name: str, *, bounded: bool = True, **kwargs: Any
+    ) -> AsyncIterator[tuple[str, Any]]:
         """Like :meth:`call_each` for async callers: each implementation is called only when the
         previous result was consumed (so a combining rule sees results as they come and can stop
-        early), and async ones are awaited within ``hook_timeout_s``."""
+        early), and async ones are awaited within ``hook_timeout_s`` (unless not ``bounded``)."""
         for impl in self.impls(hook_name):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
                 if inspect.isawaitable(result):
-                    result = await self._bounded(impl, hook_name, result)
+                    result = await (self._bounded(impl, hook_name, result) if bounded else result)
                     if result is _TIMED_OUT:
                         continue
             except Exception as exc:

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from atomic_host.session.tree import Session
+    from atomic_host.kit.sessions.tree import Session
 
 
 class StatsSource(Protocol):

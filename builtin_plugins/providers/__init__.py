@@ -66,5 +66,6 @@ def register_providers(register: Any, api: Any) -> None:
             base_url="http://localhost:0",
             models=[faux_model()],
             always_authenticated=faux_enabled(api),
+            background_summaries=False,
         )
     )

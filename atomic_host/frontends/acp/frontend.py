@@ -55,14 +55,15 @@ from acp.schema import (
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.markers import hookimpl
 from atomic_host.contract.results import ToolCallDecision
+from atomic_host.engine import navigation
 from atomic_host.frontends.acp import translate
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import ToolCallEvent
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.frontends.acp.transport import HostTransport
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.runtime import Runtime
-    from atomic_host.session.tree import Session
 
 ASK_TOOLS = ("bash", "write", "edit")
 """Tools that ask the client before they run (settings ``acp.askTools`` replaces the list)."""
@@ -198,7 +199,8 @@ class AcpFrontend:
         from atomic_host.frontends.rpc.handlers import Handlers
 
         self.rt = rt
-        self.handlers = Handlers(rt)
+        self.commands = Handlers(rt).table()
+        """The RPC command table, for ``_atomic/command``."""
         self.conn: Any = None
         self.transport: HostTransport | None = None
         self.updates = UpdateStream()
@@ -245,7 +247,7 @@ class AcpFrontend:
         if agent.session.id == state.id:
             return agent
         self._refuse_while_running()
-        await self.handlers._activate(state.session, "resume", fresh=False, cwd=state.cwd)
+        await navigation.activate(self.rt, state.session, "resume", fresh=False, cwd=state.cwd)
         return self.rt.require_session()
 
     def _refuse_while_running(self) -> None:
@@ -465,10 +467,9 @@ class AcpFrontend:
         self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
         self._refuse_while_running()
-        if await self.handlers._before("session_before_switch", reason="new"):
+        if not await navigation.new_session(self.rt, cwd=cwd):
             raise _failure("A plugin cancelled the new session")
-        session = self.rt.store.new_session(cwd)
-        await self.handlers._activate(session, "new", fresh=True, cwd=cwd)
+        session = self.rt.require_session().session
         state = self.sessions[session.id] = AcpSession(session.id, cwd, session, mode=self._default_mode())
         if self.transport is not None:  # commands once the client knows the session id
             self.transport.after_sent(
@@ -493,9 +494,8 @@ class AcpFrontend:
         self._refuse_while_running()
         known = self.sessions.get(session_id)
         session = known.session if known is not None else await self._open(session_id, cwd)
-        if await self.handlers._before("session_before_switch", reason="resume", target_session_file=session.location):
+        if not await navigation.switch_session(self.rt, session, cwd=cwd):
             raise _failure("A plugin cancelled loading the session")
-        await self.handlers._activate(session, "resume", fresh=False, cwd=cwd)
         state = known or AcpSession(session.id, cwd, session, mode=self._default_mode())
         state.cwd = cwd
         self.sessions[session_id] = state
@@ -508,7 +508,7 @@ class AcpFrontend:
         )
 
     async def _open(self, session_id: str, cwd: str) -> Session:
-        from atomic_host.session.store.base import SessionNotFound
+        from atomic_host.kit.sessions.errors import SessionNotFound
 
         store = self.rt.store
         try:
@@ -710,18 +710,14 @@ class AcpFrontend:
 
     async def _command(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """``_atomic/command``: one RPC command (docs/protocol.md), answered with its ``data``."""
-        from atomic_host.frontends.rpc.server import NO_DATA, NO_FIELDS, NO_RESPONSE
+        from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE
 
-        table = self.handlers.table()
+        table = self.commands
         ctype = cmd.get("type")
         if not isinstance(ctype, str) or ctype not in table:
             raise RequestError.invalid_params({"message": f"Unknown command: {ctype}"})
         try:
-            if ctype not in NO_FIELDS:
-                from atomic_host.core.protocol.validate import parse_command
-
-                parse_command(cmd)
-            data = await table[ctype](cmd)
+            data = await table[ctype](cmd)  # validates the command against its protocol model
         except HostError as exc:
             raise _failure(str(exc)) from None
         except Exception as exc:

@@ -68,7 +68,8 @@ async def serve(opts: Options) -> int:
 
         return explain(message, rt.models, opts, rpc=True)
 
-    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm, explain=explain)
+    table = Handlers(rt).table()
+    server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
     return await server.serve()
 
 
