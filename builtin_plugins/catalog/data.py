@@ -3,6 +3,11 @@
 ``catalog.json`` (Anthropic, OpenAI) is registered by this plugin; the catalogs of the other wire
 APIs (``google.json``) by the providers plugin, next to their adapters. The JSON is hand-curated
 (see each file's ``_provenance``); it is never fetched at runtime.
+
+A provider entry declares what the host knows of it: ``envKeys`` (the key variables, in order),
+``secretEnv`` (other credential variables, masked only), ``preferredModels`` (the default model
+when the user picks none). ``keyOnlyProviders`` of ``catalog.json`` are well-known providers
+without a model list here: id, name and key variables, for a ``models.json`` entry of that id.
 """
 
 from __future__ import annotations
@@ -54,9 +59,19 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 models=models,
                 headers=dict(raw.get("headers", {})),
                 plugin=plugin,
+                secret_env=list(raw.get("secretEnv", [])),
+                preferred_models=list(raw.get("preferredModels", [])),
             )
         )
     return out
+
+
+def key_only_providers(plugin: str = PLUGIN_NAME) -> list[ProviderInfo]:
+    """``ProviderInfo`` objects without models for the ``keyOnlyProviders`` of ``catalog.json``."""
+    return [
+        ProviderInfo(id=raw["id"], name=raw["name"], api="", env_keys=list(raw["envKeys"]), plugin=plugin)
+        for raw in _load("catalog.json").get("keyOnlyProviders", [])
+    ]
 
 
 def builtin_providers() -> list[ProviderInfo]:
