@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from atomic_host.engine.services import HostServices
 
 if TYPE_CHECKING:
     import asyncio
@@ -12,7 +14,16 @@ if TYPE_CHECKING:
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
     from atomic_host.core.options import Options
-    from atomic_host.runtime import Runtime
+    from atomic_host.engine.agent_session import AgentSession
+
+
+class ApiHost(HostServices, Protocol):
+    """What the extension API uses of the runtime (which implements it)."""
+
+    workflow_defs: list[WorkflowDefinition]
+    services: dict[str, Any]
+
+    def require_session(self) -> AgentSession: ...
 
 
 class ExtensionAPI:
@@ -20,7 +31,7 @@ class ExtensionAPI:
 
     mode = "rpc"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: ApiHost) -> None:
         self._rt = runtime
 
     @property

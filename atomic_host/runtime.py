@@ -1,5 +1,6 @@
 """The host runtime: settings, plugins and their contributions, models, the session store and the
-active :class:`AgentSession`. One per process; every RPC handler works through it."""
+active :class:`AgentSession`. One per process; every frontend works through it and hands it the
+two things only a frontend knows: where events go (an ``EventSink``) and the extension UI."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from atomic_host.api import ExtensionAPI
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
-from atomic_host.frontends.rpc.io import Output
-from atomic_host.frontends.rpc.ui import RpcUI
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
@@ -25,13 +24,17 @@ if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.engine.services import EventSink, FrontendUI
     from atomic_host.session.store.base import SessionStore
 
 
 class Runtime:
-    """Everything one host process owns."""
+    """Everything one host process owns (it implements :class:`atomic_host.engine.services.HostServices`).
 
-    def __init__(self, options: Options, out: Output | None = None) -> None:
+    ``out`` receives every event; ``ui`` serves the extension UI. A frontend whose UI needs the
+    runtime first (ACP) passes none and sets ``ui`` before :meth:`start`."""
+
+    def __init__(self, options: Options, out: EventSink, ui: FrontendUI | None = None) -> None:
         self.options = options
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
@@ -39,8 +42,8 @@ class Runtime:
 
         # Before any plugin loads: a plugin may print a key at import time.
         register_startup_credentials(self.agent_dir, os.environ, options.api_key)
-        self.out = out or Output()
-        self.ui = RpcUI(self.out, has_ui=options.mode == "rpc")
+        self.out = out
+        self.ui: FrontendUI = ui  # type: ignore[assignment]  # None only until the frontend sets it
         self.api = ExtensionAPI(self)
         global_settings = Settings(self.agent_dir / "settings.json")
         self.trusted = project_trusted(
@@ -157,6 +160,9 @@ class Runtime:
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
         self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
 
+    def _before_unload(self, plugin: str) -> None:
+        self.hooks.call("plugin_unload", plugin=plugin)
+
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""
         from atomic_host.plugins.selection import apply_selection
@@ -166,13 +172,13 @@ class Runtime:
             name = f"local:{path}"
             if not path.exists():
                 if name in self.plugins.records:
-                    self.plugins.unload(name, self.api)
+                    self.plugins.unload(name, self._before_unload)
                     self.forget(name)
                     del self.plugins.records[name]
                 continue
             old = self.plugins.records.get(name)
             if old is not None and old.status == "loaded":
-                record = self.plugins.replace_file(path, self.api)
+                record = self.plugins.replace_file(path, self._before_unload)
                 if record is None:
                     continue
                 self.forget(name)
@@ -272,6 +278,8 @@ class Runtime:
         from atomic_host.engine.agent_session import AgentSession
         from atomic_host.plugins.watchdog import DEFAULT_STALL_MS, start_watchdog
 
+        if self.ui is None:
+            raise RuntimeError("the frontend set no extension UI")
         self.load_plugins()
         self.watchdog = start_watchdog(
             self.settings.int("loopStallMs", DEFAULT_STALL_MS), lambda: self.plugins.module_owners

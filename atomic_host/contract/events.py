@@ -93,6 +93,8 @@ class ToolCallEvent:
     tool_name: str
     tool_call_id: str
     input: dict[str, Any]
+    terminate: bool = False
+    """Set when a plugin's decision asked to end the run after this tool batch."""
 
 
 @record
@@ -103,6 +105,43 @@ class ToolResultEvent:
     tool_call_id: str
     input: dict[str, Any]
     result: ToolResult
+
+
+@record
+class ContextEvent:
+    """``context``: the messages of the next model call, in the host's message shape (user,
+    assistant, toolResult, custom, …), before they are converted for the provider. Earlier
+    plugins' results are applied: ``messages`` is what this plugin would change."""
+
+    messages: list[dict[str, Any]]
+    model: dict[str, Any] | None = None
+    """The model the call goes to (``provider``, ``id``, ``api``, …)."""
+
+
+@record
+class MessageEndEvent:
+    """``message_end``: a message is finished (user, custom, assistant, toolResult), before it is
+    sent in ``message_end`` and saved. ``message`` has earlier plugins' replacements applied."""
+
+    message: dict[str, Any]
+
+
+@record
+class ModelSelectEvent:
+    """``model_select``: the session's model changed."""
+
+    model: dict[str, Any]
+    previous_model: dict[str, Any] | None
+    source: str
+    """set | cycle | fallback | restore (as in ``model_changed``)"""
+
+
+@record
+class ThinkingLevelSelectEvent:
+    """``thinking_level_select``: the session's thinking level changed."""
+
+    level: str
+    previous_level: str
 
 
 @record
@@ -158,6 +197,10 @@ EVENT_TYPES: dict[str, type] = {
     "system_prompt": SystemPromptEvent,
     "tool_call": ToolCallEvent,
     "tool_result": ToolResultEvent,
+    "context": ContextEvent,
+    "message_end": MessageEndEvent,
+    "model_select": ModelSelectEvent,
+    "thinking_level_select": ThinkingLevelSelectEvent,
     "user_bash": UserBashEvent,
     "session_compact": SessionCompactEvent,
     "session_before_compact": SessionBeforeCompactEvent,

@@ -35,7 +35,9 @@ from atomic_host.contract.results import (
     BashResult,
     Cancel,
     CompactResult,
+    ContextResult,
     InputResult,
+    MessageEndResult,
     RecoverResult,
     ToolCallDecision,
     ToolPatch,
@@ -46,7 +48,10 @@ if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
+        ContextEvent,
         InputEvent,
+        MessageEndEvent,
+        ModelSelectEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
@@ -55,6 +60,7 @@ if TYPE_CHECKING:
         SessionShutdownEvent,
         SessionStartEvent,
         SystemPromptEvent,
+        ThinkingLevelSelectEvent,
         ToolCallEvent,
         ToolResultEvent,
         UserBashEvent,
@@ -204,19 +210,44 @@ def input(event: InputEvent, api: HostAPI) -> InputResult | None:
     """
 
 
-# phase B: the call site (engine/agent_session.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("chain", returns=(AgentStartResult,))
-def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> dict[str, Any] | None:
-    """A run is about to start for ``event.prompt``. Return ``{"system_prompt": str}`` to
-    override the system prompt and/or ``{"messages": [custom message dicts]}`` to add
-    custom messages after the user message."""
+def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> AgentStartResult | None:
+    """A run is about to start for ``event.prompt``. Return ``AgentStartResult(system_prompt=...)``
+    to override the run's system prompt (the last plugin that sets one wins) and/or
+    ``AgentStartResult(messages=[...])`` to add custom messages (``customType``, ``content``,
+    ``display``, …) after the user message. ``event.system_prompt`` / ``event.messages`` show what
+    earlier plugins set."""
+
+
+@spec("chain", returns=(ContextResult,))
+def context(event: ContextEvent, api: HostAPI) -> ContextResult | None:
+    """Edit the messages of each model call before they are sent (``event.messages``, host message
+    shape; ``event.model``). Return ``ContextResult(messages)`` to send those instead; results chain
+    in call order. The session itself is not changed: this is what the model sees, this once."""
+
+
+@spec("chain", returns=(MessageEndResult,), sync=True)
+def message_end(event: MessageEndEvent, api: HostAPI) -> MessageEndResult | None:
+    """A message is finished (user, custom, assistant, toolResult), before ``message_end`` is sent
+    and the message saved. Return ``MessageEndResult(message)`` with a message of the same role to
+    replace it (a different role is reported and ignored). Runs for every message: keep it fast."""
 
 
 @spec("each", returns=(str,), sync=True)
 def system_prompt(event: SystemPromptEvent, api: HostAPI) -> str | None:
     """Contribute a section to the system prompt of each model call. ``event.tools`` lists the
     names of the tools the model sees. Return the text, or None to add nothing."""
+
+
+@spec("each", sync=True)
+def model_select(event: ModelSelectEvent, api: HostAPI) -> None:
+    """The session's model changed (``event.model``, ``event.previous_model``, ``event.source``:
+    set | cycle | fallback | restore)."""
+
+
+@spec("each", sync=True)
+def thinking_level_select(event: ThinkingLevelSelectEvent, api: HostAPI) -> None:
+    """The session's thinking level changed (``event.level``, ``event.previous_level``)."""
 
 
 @spec("each", sync=True)
@@ -234,16 +265,16 @@ def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
 
     Mutate ``event.input`` in place to rewrite the arguments, or return
     ``ToolCallDecision(block=True, reason=...)`` to refuse it: the model gets an error
-    result with the reason. The first block wins.
+    result with the reason. The first block wins. ``ToolCallDecision(terminate=True)`` (with or
+    without ``block``) ends the run after this turn's tool batch: no further model call.
     """
 
 
-# phase B: the call site (agent/tool_exec.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("patch", returns=(ToolPatch, ToolResult))
-def tool_result(event: ToolResultEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Patch a tool result before the model sees it (``event.result`` is a ToolResult).
-    Return ``{"content": [...], "details": {...}, "is_error": bool}`` (any subset) or None."""
+def tool_result(event: ToolResultEvent, api: HostAPI) -> ToolPatch | ToolResult | None:
+    """Patch a tool result before the model sees it (``event.result`` is a ToolResult, with
+    earlier plugins' patches applied). Return ``ToolPatch(content=..., details=..., is_error=...)``
+    (any subset) or a whole ``ToolResult`` to replace it."""
 
 
 @spec("first_result", returns=(BashResult,))

@@ -14,7 +14,14 @@ from atomic_host.contract.records import field, record
 if TYPE_CHECKING:
     import asyncio
 
-    from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent, ToolResultEvent
+    from atomic_host.contract.events import (
+        BeforeAgentStartEvent,
+        ContextEvent,
+        InputEvent,
+        MessageEndEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+    )
 
 
 @record
@@ -53,10 +60,19 @@ class InputResult:
 
 @record
 class ToolCallDecision:
-    """Result of a ``tool_call`` hook."""
+    """Result of a ``tool_call`` hook: ``block`` refuses the call (the model gets an error result
+    with ``reason``); ``terminate`` ends the run after this turn's tool batch (with or without
+    blocking: no further model call; the queues stay as they are)."""
 
     block: bool = False
     reason: str | None = None
+    terminate: bool = False
+
+    def apply(self, event: ToolCallEvent) -> bool:
+        """Note ``terminate`` on ``event``; True when the call is blocked (the first block wins)."""
+        if self.terminate:
+            event.terminate = True
+        return self.block
 
 
 @record
@@ -120,6 +136,33 @@ class BashOperations(Protocol):
         answers ``cancelled``. An exception is reported as ``extension_error`` and fails the command.
         """
         ...
+
+
+@record
+class ContextResult:
+    """Result of a ``context`` hook: the message list the model call uses instead (results chain)."""
+
+    messages: list[dict[str, Any]]
+
+    def apply(self, event: ContextEvent) -> bool:
+        if not isinstance(self.messages, list) or not all(isinstance(m, dict) for m in self.messages):
+            raise TypeError("ContextResult.messages must be a list of message dicts")
+        event.messages = self.messages
+        return False
+
+
+@record
+class MessageEndResult:
+    """Result of a ``message_end`` hook: a replacement for the finished message, of the same role."""
+
+    message: dict[str, Any]
+
+    def apply(self, event: MessageEndEvent) -> bool:
+        role = event.message.get("role")
+        if not isinstance(self.message, dict) or self.message.get("role") != role:
+            raise ValueError(f"MessageEndResult.message must be a message dict with role {role!r}")
+        event.message = self.message
+        return False
 
 
 @record

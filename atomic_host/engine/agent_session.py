@@ -8,22 +8,32 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.loop import make_stream_options, run_agent
+from atomic_host.agent.loop import run_agent
 from atomic_host.contract.errors import HostError as CommandFailed
 from atomic_host.contract.events import (
     BeforeAgentStartEvent,
+    ContextEvent,
     InputEvent,
+    MessageEndEvent,
+    ModelSelectEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SystemPromptEvent,
+    ThinkingLevelSelectEvent,
 )
-from atomic_host.contract.results import InputResult
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.contract.tools import ToolContext
 from atomic_host.engine import summaries
 from atomic_host.session.tree import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.contract.providers import StreamOptions
-    from atomic_host.runtime import Runtime
+    from collections.abc import Callable
+
+    from atomic_host.agent.ports import StreamFn
+    from atomic_host.contract.tools import Tool, ToolResult
+    from atomic_host.engine.services import HostServices
+    from atomic_host.plugins.dispatch import Dispatcher
+    from atomic_host.plugins.registry import ToolRegistry
     from atomic_host.session.tree import Session
 
 DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
@@ -54,9 +64,10 @@ def now_ms() -> int:
 
 
 class AgentSession:
-    """The active session plus the agent's state; the RPC handlers call into it."""
+    """The active session plus the agent's state; the frontends call into it. It implements the
+    loop's :class:`~atomic_host.agent.ports.RunPorts`."""
 
-    def __init__(self, rt: Runtime, session: Session) -> None:
+    def __init__(self, rt: HostServices, session: Session) -> None:
         self.rt = rt
         self.session = session
         self.cwd: str = getattr(session, "cwd", None) or rt.cwd
@@ -102,7 +113,7 @@ class AgentSession:
     # --- construction ---
 
     @classmethod
-    async def open_initial(cls, rt: Runtime) -> AgentSession:
+    async def open_initial(cls, rt: HostServices) -> AgentSession:
         """Startup: --session / --continue / --no-session / a new session, then model selection."""
         opts = rt.options
         store = rt.store
@@ -203,17 +214,15 @@ class AgentSession:
         return next((m for m in available if m["provider"] != "faux"), None)
 
     async def fire_session_start(self, reason: str, previous: str | None = None) -> None:
-        event = SessionStartEvent(reason, previous)
-        await self.rt.plugins.acall_each("session_start", event=event, api=self.rt.api)
+        await self.rt.hooks.acall("session_start", event=SessionStartEvent(reason, previous))
 
     # --- events and messages ---
 
     def emit(self, event: dict[str, Any], line: str | None = None) -> None:
         """Send an event to the client (``line``: its JSON, when already encoded) and to observers."""
         self.rt.out.send(event, line)
-        if self.rt.plugins.has_impls("on_event"):
-            for _ in self.rt.plugins.call_each("on_event", event=event, api=self.rt.api):
-                pass
+        if self.rt.hooks.has_impls("on_event"):
+            self.rt.hooks.call("on_event", event=event)
 
     def record_message(self, message: dict[str, Any]) -> None:
         """Persist a finished message, then add it to the context: when the write fails (disk full,
@@ -227,13 +236,24 @@ class AgentSession:
             self.session.append_message(message)
         self.messages.append(message)
 
-    def deliver_message(self, message: dict[str, Any]) -> None:
+    def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
         """A user/custom message enters the run: persistence, events, dequeue. Saved first, so a
-        message the session could not store is never shown as delivered."""
-        self.record_message(message)
+        message the session could not store is never shown as delivered. Returns the message as
+        saved (``message_end`` hooks may have replaced it)."""
+        final = self.end_message(message)
+        self.record_message(final)
         self.emit({"type": "message_start", "message": message})
         self._dequeue(message)
-        self.emit({"type": "message_end", "message": message})
+        self.emit({"type": "message_end", "message": final})
+        return final
+
+    def end_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message_end`` hooks may replace a finished message (same role); returns the message."""
+        if not self.rt.hooks.has_impls("message_end"):
+            return message
+        event = MessageEndEvent(message)
+        self.rt.hooks.call("message_end", event=event)
+        return event.message
 
     def note_assistant(self, message: dict[str, Any]) -> None:
         if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
@@ -258,10 +278,10 @@ class AgentSession:
         if tools:
             lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
             lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
-        if self.rt.plugins.has_impls("system_prompt"):
+        if self.rt.hooks.has_impls("system_prompt"):
             event = SystemPromptEvent([t.name for t in tools])
-            for _plugin, section in self.rt.plugins.call_each("system_prompt", event=event, api=self.rt.api):
-                if isinstance(section, str) and section.strip():
+            for section in self.rt.hooks.call("system_prompt", event=event):
+                if section.strip():
                     lines += ["", section.strip()]
         lines.append(f"Current date: {time.strftime('%Y-%m-%d')}")
         lines.append(f"Current working directory: {self.cwd}")
@@ -287,10 +307,16 @@ class AgentSession:
                     continue
         return found
 
-    def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
+    async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
+        """The provider context of the next model call; ``context`` hooks may edit its messages."""
         from atomic_host.session.context import convert_to_llm
 
-        messages = convert_to_llm(self.messages, repair_trailing=True)
+        messages = self.messages
+        if self.rt.hooks.has_impls("context"):
+            event = ContextEvent(list(messages), self.model)
+            await self.rt.hooks.acall("context", event=event)
+            messages = event.messages
+        messages = convert_to_llm(messages, repair_trailing=True)
         if self.rt.settings.bool("images.blockImages", False):
             messages = [_replace_images(m, "Image reading is disabled.") for m in messages]
         elif "image" not in (self.model or {}).get("input", ["text", "image"]):
@@ -304,7 +330,60 @@ class AgentSession:
         }
 
     def stream_options(self) -> StreamOptions:
-        return make_stream_options(self)
+        """Neutral provider options from the session state and settings."""
+        model = self.model or {}
+        rt, settings, level = self.rt, self.rt.settings, self.thinking_level
+        return StreamOptions(
+            api_key=rt.models.resolve_api_key(model.get("provider", "")),
+            reasoning=None if level == "off" or not model.get("reasoning") else level,
+            thinking_budgets=settings.get("thinkingBudgets"),
+            max_tokens=model.get("maxTokens"),
+            signal=self.abort_signal,
+            session_id=self.session.id,
+            headers=rt.models.request_headers(model) if model else {},
+            stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
+            max_retries=settings.int("retry.provider.maxRetries", 0),
+            max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
+            http_client=rt.http_client() if model.get("api") != "faux" else None,
+        )
+
+    def stream_fn(self, api: str) -> StreamFn | None:
+        return self.rt.models.stream_fn(api)
+
+    # --- tools (the loop's ToolPorts) ---
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.rt.tools
+
+    @property
+    def hooks(self) -> Dispatcher:
+        return self.rt.hooks
+
+    def tool_context(
+        self,
+        tool: Tool,
+        call_id: str,
+        signal: asyncio.Event,
+        on_update: Callable[[ToolResult], None],
+        call_tool: Callable[[str, dict[str, Any]], Any],
+    ) -> ToolContext:
+        rt = self.rt
+        return ToolContext(
+            cwd=self.cwd,
+            session_id=self.session.id,
+            tool_call_id=call_id,
+            signal=signal,
+            on_update=on_update,
+            ui=rt.ui,
+            temp_dir=self.temp_dir,
+            call_tool=call_tool,
+            list_tools=rt.tools.callable_from_code,
+            deferred_tools=rt.tools.deferred,
+            load_tools=rt.tools.load,
+            settings=rt.settings.data,
+            state=rt.tool_state.setdefault(tool.plugin, {}),
+        )
 
     def temp_dir(self) -> str | None:
         if self._temp_dir is False:
@@ -370,16 +449,10 @@ class AgentSession:
         self.restore_user_model()
         self.require_model()
         await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
-        extra: list[dict[str, Any]] = []
-        system_prompt = None
-        for _plugin, res in await self.rt.plugins.acall_each(
-            "before_agent_start",
-            event=BeforeAgentStartEvent(text, images),
-            api=self.rt.api,
-        ):
-            if isinstance(res, dict):
-                system_prompt = res.get("system_prompt") or res.get("systemPrompt") or system_prompt
-                extra += [_custom(m) for m in res.get("messages", [])]
+        start = BeforeAgentStartEvent(text, images)
+        await self.rt.hooks.acall("before_agent_start", event=start)
+        system_prompt = start.system_prompt
+        extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
         if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
@@ -416,15 +489,11 @@ class AgentSession:
         self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str
     ) -> tuple[str, list[dict[str, Any]] | None] | None:
         """Chain ``input`` hooks: None when one handled the input, else the (transformed) text/images."""
-        if not self.rt.plugins.has_impls("input"):
+        if not self.rt.hooks.has_impls("input"):
             return text, images
         event = InputEvent(text, images, source, kind)
-        for _plugin, res in await self.rt.plugins.acall_each("input", event=event, api=self.rt.api):
-            if isinstance(res, InputResult):
-                if res.action == "handled":
-                    return None
-                event.text = res.text if res.text is not None else event.text
-                event.images = res.images if res.images is not None else event.images
+        if await self.rt.hooks.acall("input", event=event) is not None:
+            return None  # handled: the chain's only result that ends it
         return event.text, event.images
 
     def expand_command(self, text: str) -> str:
@@ -677,7 +746,7 @@ class AgentSession:
             previous, self.model, self.fallback_index = self.model, model, index
             if level is not None:
                 self.thinking_level = level
-            self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "fallback"})
+            self._announce_model(model, previous, "fallback")
             if failed in self.messages:
                 self.messages.remove(failed)
             return True
@@ -713,7 +782,7 @@ class AgentSession:
         (model, level), self.fallback_from = self.fallback_from, None
         self.fallback_index = -1
         previous, self.model, self.thinking_level = self.model, model, level
-        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "restore"})
+        self._announce_model(model, previous, "restore")
 
     def abort_retry(self) -> None:
         if self.retry_wait is not None:
@@ -848,17 +917,25 @@ class AgentSession:
         level = clamp(model, self.thinking_level)
         if level != self.thinking_level:
             self._set_level(level)
-        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
+        self._announce_model(model, previous, source)
         if persist:
             self.rt.settings.save_global("defaultProvider", provider)
             self.rt.settings.save_global("defaultModel", model_id)
             self.rt.settings.save_global("defaultThinkingLevel", self.thinking_level)
         return model
 
+    def _announce_model(self, model: dict[str, Any], previous: dict[str, Any] | None, source: str) -> None:
+        """``model_changed`` to the client, ``model_select`` to plugins."""
+        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
+        if self.rt.hooks.has_impls("model_select"):
+            self.rt.hooks.call("model_select", event=ModelSelectEvent(model, previous, source))
+
     def _set_level(self, level: str) -> None:
-        self.thinking_level = level
+        previous, self.thinking_level = self.thinking_level, level
         self.session.append("thinking_level_change", thinkingLevel=level)
         self.emit({"type": "thinking_level_changed", "level": level})
+        if self.rt.hooks.has_impls("thinking_level_select"):
+            self.rt.hooks.call("thinking_level_select", event=ThinkingLevelSelectEvent(level, previous))
 
     def set_thinking_level(self, level: str, persist: bool = False) -> dict[str, Any]:
         from atomic_host.core.models.thinking import clamp
@@ -932,8 +1009,7 @@ class AgentSession:
         summaries.cancel(self)
         if self.is_streaming:
             await self.abort()
-        event = SessionShutdownEvent(reason)
-        await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
+        await self.rt.hooks.acall("session_shutdown", event=SessionShutdownEvent(reason))
 
 
 def _compaction() -> Any:

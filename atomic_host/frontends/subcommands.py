@@ -27,9 +27,11 @@ def schema(argv: list[str]) -> int:
 
 def _runtime(opts: Options):
     from atomic_host.frontends.rpc.io import Output
+    from atomic_host.frontends.rpc.ui import RpcUI
     from atomic_host.runtime import Runtime
 
-    return Runtime(opts, out=Output(fd=sys.stderr.fileno()))
+    out = Output(fd=sys.stderr.fileno())
+    return Runtime(opts, out, RpcUI(out, has_ui=False))
 
 
 def plugins(argv: list[str]) -> int:

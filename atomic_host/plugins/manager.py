@@ -15,7 +15,7 @@ import inspect
 import itertools
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -235,24 +235,20 @@ class PluginHost:
         self._register(record, module)
         return record
 
-    def unload(self, name: str, api: Any = None) -> None:
-        """Call the plugin's ``plugin_unload`` hook, unregister it and drop its module."""
+    def unload(self, name: str, before_unload: Callable[[str], None] | None = None) -> None:
+        """Unregister the plugin and drop its module. ``before_unload(name)`` runs first: the
+        runtime calls the plugin's ``plugin_unload`` hook there (through the dispatcher)."""
         record = self.records.get(name)
-        plugin = self.pm.get_plugin(name)
-        if plugin is not None:
-            unload = getattr(plugin, "plugin_unload", None)
-            if callable(unload) and getattr(unload, PROJECT_NAME + "_impl", None) is not None:
-                try:
-                    unload(api=api)
-                except Exception as exc:
-                    self.on_error(record.path if record else name, "plugin_unload", _error_text(exc))
+        if self.pm.get_plugin(name) is not None:
+            if before_unload is not None:
+                before_unload(name)
             self.pm.unregister(name=name)
         if record and record.module is not None:
             sys.modules.pop(record.module.__name__, None)
             self.module_owners = {k: v for k, v in self.module_owners.items() if k != record.module.__name__}
             record.module = None
 
-    def replace_file(self, path: Path, api: Any = None) -> PluginRecord | None:
+    def replace_file(self, path: Path, before_unload: Callable[[str], None] | None = None) -> PluginRecord | None:
         """Hot reload: import the new version first; only if that works, swap it in.
 
         Returns the new record, or None when the edit is broken (the old version stays).
@@ -268,7 +264,7 @@ class PluginHost:
             self.on_error(str(path), "reload", msg)
             return None
         if old is not None:
-            self.unload(name, api)
+            self.unload(name, before_unload)
         record = self.add_record(PluginRecord(name, "local", str(path), file=path))
         self._register(record, module)
         return record if record.status == "loaded" else None
@@ -310,9 +306,10 @@ class PluginHost:
                 continue
             yield impl.plugin_name, result
 
-    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Like :meth:`call_each` but awaits async implementations, each within ``hook_timeout_s``."""
-        results = []
+    async def aiter_each(self, hook_name: str, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
+        """Like :meth:`call_each` for async callers: each implementation is called only when the
+        previous result was consumed (so a combining rule sees results as they come and can stop
+        early), and async ones are awaited within ``hook_timeout_s``."""
         for impl in self.impls(hook_name):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
@@ -323,8 +320,11 @@ class PluginHost:
             except Exception as exc:
                 self.report(impl, hook_name, exc)
                 continue
-            results.append((impl.plugin_name, result))
-        return results
+            yield impl.plugin_name, result
+
+    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Every implementation's ``(plugin_name, result)``, in call order (see :meth:`aiter_each`)."""
+        return [item async for item in self.aiter_each(hook_name, **kwargs)]
 
     async def _bounded(self, impl: pluggy.HookImpl, hook_name: str, awaitable: Any) -> Any:
         """Await one implementation; past the time bound cancel it and report it (``_TIMED_OUT``).

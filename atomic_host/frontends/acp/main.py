@@ -27,9 +27,9 @@ async def serve(opts: Options) -> int:
     protocol = Output(fd=claim_stdout())
     events = Output()
     events.closed = True  # engine events are translated by the listener, never written as such
-    rt = Runtime(opts, out=events)
+    rt = Runtime(opts, out=events)  # the UI needs the frontend, which needs the runtime: set below
     frontend = AcpFrontend(rt)
-    rt.ui = AcpUI(frontend)  # type: ignore[assignment]
+    rt.ui = AcpUI(frontend)
     events.listeners.append(frontend.on_event)
     try:
         await rt.start()

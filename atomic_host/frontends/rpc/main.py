@@ -42,9 +42,11 @@ async def serve(opts: Options) -> int:
     from atomic_host.frontends.rpc.handlers import Handlers
     from atomic_host.frontends.rpc.io import Output
     from atomic_host.frontends.rpc.server import RpcServer
+    from atomic_host.frontends.rpc.ui import RpcUI
     from atomic_host.runtime import Runtime
 
-    rt = Runtime(opts, out=Output(fd=claim_stdout()))
+    out = Output(fd=claim_stdout())
+    rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
     try:
         await rt.start()
     except Exception as exc:
