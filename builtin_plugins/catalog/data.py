@@ -7,7 +7,8 @@ APIs (``google.json``) by the providers plugin, next to their adapters. The JSON
 A provider entry declares what the host knows of it: ``envKeys`` (the key variables, in order),
 ``secretEnv`` (other credential variables, masked only), ``preferredModels`` (the default model
 when the user picks none). ``keyOnlyProviders`` of ``catalog.json`` are well-known providers
-without a model list here: id, name and key variables, for a ``models.json`` entry of that id.
+without a model list here: id, name and key variables, for a ``models.json`` entry of that id
+(registered by the ``builtin_plugins.catalog.known_keys`` plugin).
 """
 
 from __future__ import annotations
