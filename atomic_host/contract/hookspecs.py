@@ -333,12 +333,17 @@ def tool_result(event: ToolResultEvent, api: HostAPI) -> ToolPatch | ToolResult 
     (any subset) or a whole ``ToolResult`` to replace it."""
 
 
-# phase B: the call site (frontends/rpc/bash.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(BashResult,))
-def user_bash(event: UserBashEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Intercept a direct ``bash``/``user_bash`` command (``event.command``). Return a full
-    result dict (``output``, ``exitCode``, ``cancelled``, ``truncated``) to answer it yourself."""
+def user_bash(event: UserBashEvent, api: HostAPI) -> BashResult | None:
+    """Intercept a direct ``bash``/``user_bash`` command (``event.command``), before it runs.
+
+    Return ``BashResult(output, exit_code, cancelled, truncated)`` to answer it yourself (nothing
+    runs, no deltas are streamed; the result is recorded as the BashExecutionMessage), or
+    ``BashResult(operations=...)`` (a :class:`~atomic_host.contract.results.BashOperations`) to
+    run it your way — in a container, over ssh — while the host streams the deltas, truncates,
+    aborts and answers as for the local shell. ``None`` lets the host run it locally. The first
+    ``BashResult`` wins; any other result (a dict) is reported as ``extension_error`` and ignored.
+    """
 
 
 # --- Compaction ---

@@ -6,11 +6,14 @@ plugins' results add up; ``atomic_host.plugins.dispatch`` applies it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
+    import asyncio
+
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
         ContextEvent,
@@ -110,6 +113,31 @@ class AgentStartResult:
         return False
 
 
+OnData = Callable[..., None]
+"""``on_data(data, channel="stdout")``: one piece of a command's output (``bytes`` or ``str``;
+``channel`` is ``"stdout"`` or ``"stderr"``)."""
+
+
+class BashOperations(Protocol):
+    """How to run a direct bash command somewhere else (a container, over ssh): return one from
+    ``user_bash`` as ``BashResult(operations=...)`` and the host calls :meth:`exec` instead of
+    starting a local shell. The host does the rest as for the local shell: it decodes, cleans
+    (ANSI, ``\r``, control bytes) and masks what ``on_data`` gets, streams it as
+    ``bash_execution_update`` deltas, keeps the truncated tail and the full-output log, answers
+    the response and records the BashExecutionMessage."""
+
+    async def exec(self, command: str, cwd: str, *, on_data: OnData, signal: asyncio.Event) -> int | None:
+        """Run ``command`` (the ``shellCommandPrefix`` setting already prepended) in ``cwd``.
+
+        Call ``on_data(data, channel)`` for each piece of output as it arrives, from the event
+        loop's thread (other threads are handed over to it). Return the exit code, or None when it
+        is unknown. When ``signal`` is set (``abort_bash``, the client going away) stop the command
+        and return soon: after a grace second the host stops waiting (the task is cancelled) and
+        answers ``cancelled``. An exception is reported as ``extension_error`` and fails the command.
+        """
+        ...
+
+
 @record
 class ContextResult:
     """Result of a ``context`` hook: the message list the model call uses instead (results chain)."""
@@ -139,12 +167,15 @@ class MessageEndResult:
 
 @record
 class BashResult:
-    """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it."""
+    """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it
+    (recorded like a command the host ran), or — with ``operations`` — how to run it."""
 
-    output: str
+    output: str = ""
     exit_code: int | None = None
     cancelled: bool = False
     truncated: bool = False
+    operations: BashOperations | None = None
+    """Run the command through these instead of the local shell; the other fields are then unused."""
 
 
 @record

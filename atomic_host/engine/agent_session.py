@@ -258,7 +258,7 @@ class AgentSession:
             stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
             max_retries=settings.int("retry.provider.maxRetries", 0),
             max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
-            http_client=rt.http_client() if model.get("api") != "faux" else None,
+            http_client=rt.http_client() if model and rt.models.needs_http(model["api"]) else None,
         )
 
     def stream_fn(self, api: str) -> StreamFn | None:

@@ -1,5 +1,5 @@
 """Choosing a model without side effects: at startup (``--model``, ``--provider``, the saved
-default, a preferred one), a ``fallbackModels`` entry, the ``enabledModels`` scope. The session
+default, a provider's preferred model), a ``fallbackModels`` entry, the ``enabledModels`` scope. The session
 (:mod:`atomic_host.engine.agent_session`) applies the choice and records it."""
 
 from __future__ import annotations
@@ -15,14 +15,6 @@ if TYPE_CHECKING:
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.core.options import Options
     from atomic_host.core.settings import Settings
-
-MODEL_PREFERENCE = (
-    ("anthropic", "claude-sonnet-4-6"),
-    ("anthropic", "claude-sonnet-4-5"),
-    ("openai", "gpt-5.2"),
-    ("openai", "gpt-5"),
-)
-
 
 class StartupChoice:
     """What a session starts with: the model (or None), the thinking level, and the message that
@@ -64,7 +56,7 @@ def startup_choice(
                     "Choose a model with set_model (or --model), or fix models.json."
                 )
         else:
-            model = preferred_model(registry.available())
+            model = registry.default_model()  # the providers' preferred_models, never a scripted one
     if fresh or wanted_level:
         level = wanted_level or settings.str("defaultThinkingLevel") or "medium"
     if level not in LEVELS:
@@ -73,17 +65,6 @@ def startup_choice(
     if model is not None:
         level = clamp(model, level)
     return StartupChoice(model, level, fallback_message)
-
-
-def preferred_model(available: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The default for a new session with no saved choice: the first preferred model that is
-    available, else the first available model of a real provider."""
-    for provider, model_id in MODEL_PREFERENCE:
-        for m in available:
-            if m["provider"] == provider and m["id"] == model_id:
-                return m
-    # The scripted faux provider is for tests and demos: only used when asked for by name.
-    return next((m for m in available if m["provider"] != "faux"), None)
 
 
 def fallback_target(registry: ModelRegistry, entry: Any) -> tuple[dict[str, Any], str | None] | None:

@@ -10,6 +10,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.providers",
     "builtin_plugins.catalog",
     "builtin_plugins.stores",
+    "builtin_plugins.catalog.known_keys",
     "builtin_plugins.tools",
     "builtin_plugins.codemode",
     "builtin_plugins.tool_search",
