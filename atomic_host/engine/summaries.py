@@ -11,11 +11,11 @@ navigation cancels it; failures are silent for the client. It works on
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.events import Requester, SummarizeEvent
 from atomic_host.contract.results import Failure, Summary
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import StreamOptions
@@ -89,7 +89,7 @@ async def generate(agent: SummaryPorts, through: str) -> None:
     )
     answer = await agent.rt.hooks.acall("summarize", event=event)
     if isinstance(answer, Failure):
-        print(f"atomic: session summary failed: {answer.message}", file=sys.stderr)
+        log.warning(f"session summary failed: {answer.message}")
         return
     if not isinstance(answer, Summary):
         return
@@ -115,7 +115,7 @@ def schedule(agent: SummaryPorts) -> None:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # failures are silent for the client
-            print(f"atomic: session summary failed: {exc}", file=sys.stderr)
+            log.warning(f"session summary failed: {exc}")
 
     agent.summary_task = asyncio.create_task(run())
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from atomic_host.contract.records import field, record
 from atomic_host.kit.fsio import read_json_object
+from atomic_host.kit.log import log
 
 # Patterns as strings: ``re`` compiles (and caches) them on first use, not at every host start.
 NAME_UNSAFE = r"[^A-Za-z0-9_-]"
@@ -104,7 +105,7 @@ def _read(path: Path) -> dict[str, Any]:
     if servers is None:
         return {}
     if not isinstance(servers, dict):
-        print(f"atomic: mcp: ignoring {path}: mcpServers is not an object", file=sys.stderr)
+        log.warning(f"mcp: ignoring {path}: mcpServers is not an object")
         return {}
     return servers
 
@@ -181,7 +182,7 @@ def load_servers(
     if isinstance(in_settings, dict):
         sources.append(("settings.json", in_settings))
     elif in_settings is not None:
-        print("atomic: mcp: ignoring the mcpServers setting: not an object", file=sys.stderr)
+        log.warning("mcp: ignoring the mcpServers setting: not an object")
     project_file = Path(cwd) / ".mcp.json"
     if trusted:
         sources.append((str(project_file), _read(project_file)))

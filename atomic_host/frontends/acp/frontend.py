@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,6 +56,7 @@ from atomic_host.contract.markers import hookimpl
 from atomic_host.contract.results import ToolCallDecision
 from atomic_host.engine import navigation
 from atomic_host.frontends.acp import translate
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import ToolCallEvent
@@ -129,7 +129,7 @@ class PermissionGate:
         try:
             return await self.frontend.permit(event)
         except Exception as exc:  # fail closed: a broken gate must not let a risky tool through
-            print(f"atomic: permission gate failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.warning(f"permission gate failed: {type(exc).__name__}: {exc}")
             return ToolCallDecision(block=True, reason=f"Could not ask for permission: {exc}")
 
 
@@ -189,7 +189,7 @@ class UpdateStream:
             except ConnectionError:
                 continue  # the client went away: the host shuts down when stdin closes
             except Exception as exc:
-                print(f"atomic: could not send an ACP notification: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"could not send an ACP notification: {type(exc).__name__}: {exc}")
 
 
 class AcpFrontend:
@@ -407,7 +407,7 @@ class AcpFrontend:
             outcome = ask.result().outcome
             choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else "cancelled"
         elif not ask.cancelled():
-            print(f"atomic: permission request failed: {ask.exception()}", file=sys.stderr)
+            log.warning(f"permission request failed: {ask.exception()}")
         if choice == "allow_always":
             state.allowed.add(name)
         if choice in ("allow_once", "allow_always"):
@@ -460,7 +460,7 @@ class AcpFrontend:
         )
         why = "the mcp plugin does not take servers from ACP clients yet" if installed else "no MCP plugin is installed"
         note = f"ignored {len(names)} MCP server(s) from the client ({', '.join(names)}): {why}"
-        print(f"atomic: {note}", file=sys.stderr)
+        log.warning(f"{note}")
         return {"atomic": {"mcpServersIgnored": names, "note": note}}
 
     async def new_session(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 
 from atomic_host.core.options import Options
+from atomic_host.kit.log import log
 
 
 async def serve(opts: Options) -> int:
@@ -34,7 +34,7 @@ async def serve(opts: Options) -> int:
     try:
         await rt.start()
     except Exception as exc:
-        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.warning(f"failed to start: {type(exc).__name__}: {exc}")
         return 1
     transport = HostTransport(protocol, await open_stdin_lines())
     frontend.transport = transport

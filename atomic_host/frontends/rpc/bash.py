@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import UserBashEvent
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.results import BashOperations, BashResult
@@ -90,7 +90,7 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
         cause = exc.__cause__ or exc
         owner = _owner_path(rt, operations)
         detail = f"{type(cause).__name__}: {cause}"
-        print(f"atomic: {owner} raised in user_bash operations: {detail}", file=sys.stderr)
+        log.warning(f"{owner} raised in user_bash operations: {detail}")
         rt.plugins.on_error(owner, "user_bash", f"operations.exec raised {detail}")
         raise HostError(f"Bash command failed: user_bash operations raised {detail}") from None
     finally:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
 from atomic_host.frontends.rpc.io import Output, open_stdin_lines
 from atomic_host.frontends.rpc.table import Handler
+from atomic_host.kit.log import log
 
 NO_DATA = object()
 """Return from a handler to send a response without a ``data`` key."""
@@ -88,7 +88,7 @@ class RpcServer:
             try:
                 self.accept(line)
             except Exception as exc:  # never let one line stop the reader: it owes an answer and no more
-                print(f"atomic: could not route a command: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"could not route a command: {type(exc).__name__}: {exc}")
                 self.out.error("parse", None, f"Failed to route command: {type(exc).__name__}: {exc}")
 
     def accept(self, line: bytes) -> None:
@@ -142,7 +142,7 @@ class RpcServer:
             self.out.error(ctype, req_id, "Command cancelled")
         except Exception as exc:
             if type(exc).__name__ != "CommandError":
-                print(f"atomic: {ctype} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"{ctype} failed: {type(exc).__name__}: {exc}")
             self.out.error(ctype, req_id, str(exc) or type(exc).__name__)
         else:
             if data is not NO_RESPONSE:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
@@ -169,7 +169,7 @@ class Session:
         except SessionFileGone as exc:
             # The file was deleted underneath: write it again whole from memory (the new entry is
             # already in ``entries``), so nothing acknowledged is lost and later appends continue it.
-            print(f"atomic: {exc}; writing it again from memory", file=sys.stderr)
+            log.warning(f"{exc}; writing it again from memory")
             self.writer.write_all(self.header, self.entries)
 
     def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
