@@ -72,9 +72,6 @@ class Ports:
     def rebuild_context(self, restore_model: bool = True) -> None:
         self.messages = build_session_context(self.session.branch()).messages
 
-    def _resolve_fallback(self, entry: Any) -> None:
-        return None
-
 
 def _ports(tmp_path: Path, *bodies: str, builtin: bool = True, timeout_s: float = 30.0) -> tuple[Ports, list[Any]]:
     errors: list[Any] = []
