@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from atomic_host.engine.services import HostServices
 
 if TYPE_CHECKING:
     import asyncio
@@ -12,7 +14,20 @@ if TYPE_CHECKING:
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
     from atomic_host.core.options import Options
-    from atomic_host.runtime import Runtime
+    from atomic_host.engine.agent_session import AgentSession
+
+
+class ApiHost(HostServices, Protocol):
+    """What the extension API uses of the runtime (which implements it)."""
+
+    workflow_defs: list[WorkflowDefinition]
+    services: dict[str, Any]
+
+    def require_session(self) -> AgentSession: ...
+
+    def register_tool(self, tool: Tool) -> None: ...
+
+    def unregister_tool(self, name: str) -> None: ...
 
 
 class ExtensionAPI:
@@ -20,7 +35,7 @@ class ExtensionAPI:
 
     mode = "rpc"
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: ApiHost) -> None:
         self._rt = runtime
 
     @property
@@ -133,6 +148,14 @@ class ExtensionAPI:
 
     def set_active_tools(self, names: list[str]) -> None:
         self._rt.tools.set_active(names)
+
+    def register_tool(self, tool: Tool) -> None:
+        """Add a tool at run time (see :meth:`atomic_host.contract.host.HostAPI.register_tool`)."""
+        self._rt.register_tool(tool)
+
+    def unregister_tool(self, name: str) -> None:
+        """Remove a plugin's tool at run time (see :meth:`atomic_host.contract.host.HostAPI.unregister_tool`)."""
+        self._rt.unregister_tool(name)
 
     def emit(self, event: dict[str, Any]) -> None:
         """Write a raw event line to the client (for custom event types clients may understand)."""

@@ -1,37 +1,43 @@
 """The host runtime: settings, plugins and their contributions, models, the session store and the
-active :class:`AgentSession`. One per process; every RPC handler works through it."""
+active :class:`AgentSession`. One per process; every frontend works through it and hands it the
+two things only a frontend knows: where events go (an ``EventSink``) and the extension UI."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import ExtensionAPI
+from atomic_host.contract.registrations import Exporter, SessionStoreFactory
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
-from atomic_host.frontends.rpc.io import Output
-from atomic_host.frontends.rpc.ui import RpcUI
+from atomic_host.kit.log import log
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost, PluginRecord
+from atomic_host.plugins.named import NamedTable
 from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
+    from atomic_host.contract.tools import Tool
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
-    from atomic_host.session.store.base import SessionStore
+    from atomic_host.engine.services import EventSink, FrontendUI
+    from atomic_host.kit.sessions.store import SessionStore
 
 
 class Runtime:
-    """Everything one host process owns."""
+    """Everything one host process owns (it implements :class:`atomic_host.engine.services.HostServices`).
 
-    def __init__(self, options: Options, out: Output | None = None) -> None:
+    ``out`` receives every event; ``ui`` serves the extension UI. A frontend whose UI needs the
+    runtime first (ACP) passes none and sets ``ui`` before :meth:`start`."""
+
+    def __init__(self, options: Options, out: EventSink, ui: FrontendUI | None = None) -> None:
         self.options = options
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
@@ -39,8 +45,8 @@ class Runtime:
 
         # Before any plugin loads: a plugin may print a key at import time.
         register_startup_credentials(self.agent_dir, os.environ, options.api_key)
-        self.out = out or Output()
-        self.ui = RpcUI(self.out, has_ui=options.mode == "rpc")
+        self.out = out
+        self.ui: FrontendUI = ui  # type: ignore[assignment]  # None only until the frontend sets it
         self.api = ExtensionAPI(self)
         global_settings = Settings(self.agent_dir / "settings.json")
         self.trusted = project_trusted(
@@ -67,6 +73,10 @@ class Runtime:
         """Host-lifetime scratch space per tool plugin (``ToolContext.state``)."""
         self.workflow_defs: list[Any] = []
         """``WorkflowDefinition``s from ``register_workflows``, in load order."""
+        self.store_kinds = NamedTable("store kind", SessionStoreFactory, "kind")
+        """Session store kinds from ``register_session_stores`` (``sessionStore`` picks one)."""
+        self.exporters = NamedTable("exporter", Exporter, "name")
+        """Session exporters from ``register_exporters`` (``export_html`` uses ``html``)."""
         self.services: dict[str, Any] = {}
         """Host-wide services plugins offer (``api.provide``): the built-in ``workflows`` engine."""
         self.pending_reload: set[Path] = set()
@@ -81,7 +91,11 @@ class Runtime:
 
     def load_plugins(self) -> None:
         """Built-ins, then installed packages, then local files; collect their contributions."""
-        blocked = {str(n) for n in self.settings.list("disabledPlugins", []) or []} - ESSENTIAL
+        disabled = {str(n) for n in self.settings.list("disabledPlugins", []) or []}
+        for name in sorted(disabled & ESSENTIAL):
+            refusal = f"{name} is essential and cannot be disabled; it stays loaded"
+            self.extension_error(name, "disabledPlugins", refusal)
+        blocked = disabled - ESSENTIAL
         for name in BUILTIN_PLUGINS:
             self.plugins.load_module(name, "builtin", blocked)
         if not self.options.no_extensions:
@@ -147,8 +161,45 @@ class Runtime:
             self.workflow_defs = [w for w in self.workflow_defs if w.name != item.name] + [item]
 
         self.hooks.call("register_workflows", plugin=name, register=register_workflow)
+        self.hooks.call("register_session_stores", plugin=name, register=self.store_kinds.register_for(name))
+        self.hooks.call("register_exporters", plugin=name, register=self.exporters.register_for(name))
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
+
+    # --- tools registered at run time (api.register_tool / unregister_tool) ---
+
+    def register_tool(self, tool: Tool) -> None:
+        """Register ``tool`` for the plugin whose module defines its handler (``runtime`` when
+        none does), then recompute the selection: the model sees it from its next call on."""
+        from atomic_host.contract.errors import HostError
+        from atomic_host.plugins.selection import apply_selection
+
+        record = self._owner_record(tool)
+        owner, path = (record.name, record.path) if record is not None else ("runtime", "")
+        existing = self.tools.get(tool.name)
+        if existing is not None and existing.plugin != owner:
+            raise HostError(f'Tool "{tool.name}" is already registered by {existing.plugin}')
+        self.tools.add(tool, owner, path, builtin=record is not None and record.source == "builtin")
+        apply_selection(self)
+
+    def unregister_tool(self, name: str) -> None:
+        from atomic_host.contract.errors import HostError
+        from atomic_host.plugins.selection import apply_selection
+
+        tool = self.tools.get(name)
+        if tool is None:
+            raise HostError(f'Tool "{name}" is not registered')
+        if self.tools.is_builtin(tool):
+            raise HostError(f'Tool "{name}" is built in; deactivate it with set_active_tools instead')
+        self.tools.remove(name)
+        apply_selection(self)
+
+    def _owner_record(self, tool: Tool) -> PluginRecord | None:
+        handler = tool.handler
+        module = handler.partition(":")[0] if isinstance(handler, str) else getattr(handler, "__module__", None)
+        return next(
+            (r for r in self.plugins.records.values() if r.module is not None and r.module.__name__ == module), None
+        )
 
     def forget(self, plugin: str) -> None:
         self.tools.remove_plugin(plugin)
@@ -156,6 +207,11 @@ class Runtime:
         self.providers = [p for p in self.providers if p.plugin != plugin]
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
         self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
+        self.store_kinds.remove_plugin(plugin)
+        self.exporters.remove_plugin(plugin)
+
+    def _before_unload(self, plugin: str) -> None:
+        self.hooks.call("plugin_unload", plugin=plugin)
 
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""
@@ -166,13 +222,13 @@ class Runtime:
             name = f"local:{path}"
             if not path.exists():
                 if name in self.plugins.records:
-                    self.plugins.unload(name, self.api)
+                    self.plugins.unload(name, self._before_unload)
                     self.forget(name)
                     del self.plugins.records[name]
                 continue
             old = self.plugins.records.get(name)
             if old is not None and old.status == "loaded":
-                record = self.plugins.replace_file(path, self.api)
+                record = self.plugins.replace_file(path, self._before_unload)
                 if record is None:
                     continue
                 self.forget(name)
@@ -182,7 +238,7 @@ class Runtime:
                 if record.status != "loaded":
                     continue
             self.collect(record)
-            print(f"atomic: reloaded extension {path}", file=sys.stderr)
+            log.info(f"reloaded extension {path}")
         apply_selection(self)
 
     async def watch_extensions(self) -> None:
@@ -226,7 +282,7 @@ class Runtime:
                 builtin_plugins={n for n, r in self.plugins.records.items() if r.source == "builtin"},
             )
             for err in getattr(self._models, "errors", []) or []:
-                print(f"atomic: {err}", file=sys.stderr)
+                log.warning(f"{err}")
         return self._models
 
     def http_client(self) -> Any:
@@ -244,24 +300,47 @@ class Runtime:
 
     @property
     def store(self) -> SessionStore:
+        """The session store, opened on first use: ``--no-session`` → in memory; otherwise the kind
+        ``--session-store`` / settings ``sessionStore`` (default ``jsonl``) names, looked up among
+        the registered kinds (so plugins must be loaded first)."""
         if self._store is None and self.options.no_session:
-            from atomic_host.session.store.base import MemoryStore
+            from atomic_host.kit.sessions.store import MemoryStore
 
             self._store = MemoryStore()
         if self._store is None:
-            from atomic_host.session.store.base import open_store
+            from atomic_host.contract.registrations import StoreOptions
+            from atomic_host.session.stores import DEFAULT_KIND, open_store
 
-            kind = self.options.session_store or self.settings.str("sessionStore", "jsonl") or "jsonl"
+            kind = self.options.session_store or self.settings.str("sessionStore", DEFAULT_KIND) or DEFAULT_KIND
             session_dir = (
                 self.options.session_dir
                 or os.environ.get("ATOMIC_CODING_AGENT_SESSION_DIR")
                 or self.settings.str("sessionDir")
             )
-            fsync = "never" if self.settings.str("sessionFsync") == "never" else "always"
-            self._store = open_store(
-                kind, self.agent_dir, Path(session_dir).expanduser() if session_dir else None, self.cwd, fsync=fsync
+            options = StoreOptions(
+                agent_dir=self.agent_dir,
+                session_dir=Path(session_dir).expanduser() if session_dir else None,
+                cwd=self.cwd,
+                fsync=self.settings.str("sessionFsync") != "never",
             )
+            self._store = open_store(self.store_kinds.items, kind, options, hint=self.disabled_note())
         return self._store
+
+    def disabled_note(self) -> str:
+        """``"disabled by disabledPlugins: a, b"`` (or ``""``): why a contribution may be missing."""
+        names = [n for n, r in self.plugins.records.items() if r.status == "disabled"]
+        return f"disabled by disabledPlugins: {', '.join(names)}" if names else ""
+
+    def exporter(self, name: str) -> Exporter:
+        """The registered exporter ``name``; a :class:`HostError` naming the known ones otherwise."""
+        from atomic_host.contract.errors import HostError
+
+        found = self.exporters.get(name)
+        if found is None:
+            known = ", ".join(self.exporters.names()) or "none"
+            hint = self.disabled_note()
+            raise HostError(f'No "{name}" exporter is registered (known: {known})' + (f"; {hint}" if hint else ""))
+        return found
 
     def require_session(self) -> AgentSession:
         if self.session is None:
@@ -272,6 +351,8 @@ class Runtime:
         from atomic_host.engine.agent_session import AgentSession
         from atomic_host.plugins.watchdog import DEFAULT_STALL_MS, start_watchdog
 
+        if self.ui is None:
+            raise RuntimeError("the frontend set no extension UI")
         self.load_plugins()
         self.watchdog = start_watchdog(
             self.settings.int("loopStallMs", DEFAULT_STALL_MS), lambda: self.plugins.module_owners
@@ -302,4 +383,4 @@ class Runtime:
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:
-                print(f"atomic: tool cleanup failed: {exc}", file=sys.stderr)
+                log.warning(f"tool cleanup failed: {exc}")

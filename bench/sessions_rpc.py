@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import sessions_store
 from sessions_store import fill
 
-from atomic_host.session.store.base import open_store
 from atomic_host.testing import start_host
+from builtin_plugins.stores import open_builtin_store as open_store
 
 TARGETS = {
     "switch_session (long)": 25.0,

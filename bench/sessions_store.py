@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from atomic_host.session.store.base import open_store
+from builtin_plugins.stores import open_builtin_store as open_store
 
 CWD = "/bench/project"
 

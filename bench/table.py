@@ -67,7 +67,8 @@ import sessions_store  # noqa: E402  (the messages of the long session)
 from bash_stream import vm_hwm_kib  # noqa: E402
 
 from atomic_host.client import RpcClient  # noqa: E402
-from atomic_host.session.store.base import default_session_dir, open_store  # noqa: E402
+from atomic_host.kit.sessions.store import default_session_dir  # noqa: E402
+from builtin_plugins.stores import open_builtin_store as open_store  # noqa: E402
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
 PI_VERSION = "0.73.1"

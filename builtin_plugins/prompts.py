@@ -10,13 +10,13 @@ replaces ``$1``, ``$@``, ``$ARGUMENTS``, ``${N:-default}``, ``${@:-default}``, `
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host import hookimpl
 from atomic_host.contract.commands import SlashCommand
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.host import HostAPI
@@ -110,7 +110,7 @@ def load_template(path: Path, location: str) -> SlashCommand | None:
     try:
         meta, body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
-        print(f"atomic: prompt template {path}: {exc}", file=sys.stderr)
+        log.warning(f"prompt template {path}: {exc}")
         return None
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -157,7 +157,7 @@ def template_sources(api: HostAPI) -> Iterable[tuple[Path, str]]:
             yield f, "project"
     for p in explicit_paths(api, "prompts", "prompt_templates"):
         if not p.exists():
-            print(f"atomic: prompt template path not found: {p}", file=sys.stderr)
+            log.warning(f"prompt template path not found: {p}")
         for f in markdown_files(p):
             yield f, "path"
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from atomic_host import hookimpl
 from atomic_host.contract.commands import SlashCommand
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import SystemPromptEvent
@@ -55,16 +55,16 @@ def load_skill(path: Path, location: str, fallback_name: str) -> Skill | None:
     try:
         meta, _body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
-        print(f"atomic: skill {path}: {exc}", file=sys.stderr)
+        log.warning(f"skill {path}: {exc}")
         return None
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        print(f"atomic: skill {path} has no description; not loaded", file=sys.stderr)
+        log.warning(f"skill {path} has no description; not loaded")
         return None
     name = meta.get("name")
     if not isinstance(name, str) or not _VALID_NAME.match(name):
         if name is not None:
-            print(f"atomic: skill {path}: invalid name {name!r}; using {fallback_name!r}", file=sys.stderr)
+            log.warning(f"skill {path}: invalid name {name!r}; using {fallback_name!r}")
         name = fallback_name
     return Skill(
         name=name,
@@ -137,7 +137,7 @@ def skill_sources(api: HostAPI) -> Iterator[tuple[Path, str, bool]]:
             yield d / ".agents" / "skills", "project", False
     for p in explicit_paths(api, "skills", "skills"):
         if not p.exists():
-            print(f"atomic: skill path not found: {p}", file=sys.stderr)
+            log.warning(f"skill path not found: {p}")
         yield p, "path", True
 
 
@@ -163,7 +163,7 @@ def load_skills(api: HostAPI) -> list[Skill]:
             if name in names:
                 name = f"{skill.name}@{location}"
                 if name in names:
-                    print(f"atomic: skill {real}: name {skill.name!r} already taken; skipped", file=sys.stderr)
+                    log.warning(f"skill {real}: name {skill.name!r} already taken; skipped")
                     continue
             names.add(name)
             skill.command_name = f"skill:{name}"

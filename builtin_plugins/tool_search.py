@@ -149,6 +149,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             handler="builtin_plugins.tool_search:run",
             summary=SUMMARY,
             opt_in=True,
+            loads_deferred=True,
             exposure="model-only",
             source='built-in extension "tool-search"',
             source_path="builtin:tool-search",

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.tool_exec import execute_tool_calls
 from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
-from atomic_host.contract.providers import StreamOptions
 from atomic_host.core.jsonfast import dumps
 from atomic_host.kit import secrets
 from atomic_host.kit.llm.complete import assistant_message, failed
@@ -20,7 +19,7 @@ from atomic_host.kit.llm.stream import ABORTED_MESSAGE
 from atomic_host.kit.llm.usage import empty_usage
 
 if TYPE_CHECKING:
-    from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.agent.ports import RunPorts
 
 ZERO_USAGE = empty_usage()
 """Read-only: the usage sent while a provider has reported none."""
@@ -100,23 +99,23 @@ class _UpdateEmitter:
             self.emit(update, line)
 
 
-async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> dict[str, Any]:
+async def stream_assistant(run: RunPorts, system_prompt: str | None) -> dict[str, Any]:
     """Stream one assistant message, emitting message_start / message_update / message_end."""
-    emit = agent.emit
-    model = agent.model
+    emit = run.emit
+    model = run.model
     assert model is not None
     emit({"type": "message_start", "message": assistant_message(model, "pending")})
-    stream_fn = agent.rt.models.stream_fn(model["api"])
+    stream_fn = run.stream_fn(model["api"])
     final: dict[str, Any] | None = None
-    if agent.abort_signal.is_set():
+    if run.abort_signal.is_set():
         final = failed("Request was aborted", model, "aborted")
     elif stream_fn is None:
         final = failed(f"No API implementation registered for {model['api']}", model)
     else:
-        context = agent.llm_context(system_prompt)
-        options = agent.stream_options()
+        context = await run.llm_context(system_prompt)
+        options = run.stream_options()
         updates = _UpdateEmitter(emit)
-        agent.in_provider_stream = True
+        run.in_provider_stream = True
         try:
             async with contextlib.aclosing(stream_fn(model, context, options)) as events:
                 async for event in events:
@@ -129,16 +128,16 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
                         break
                     updates.send(event)
         except asyncio.CancelledError:
-            if not agent.cancelled_for_abort:
+            if not run.cancelled_for_abort:
                 raise
             # abort() cancelled a stream that ignored the signal: end the message as aborted.
-            agent.cancelled_for_abort = False
+            run.cancelled_for_abort = False
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
             final = {**failed(ABORTED_MESSAGE, model, "aborted"), "content": updates.partial.get("content", [])}
         except Exception as exc:  # a provider broke its "never raises" contract
             final = failed(f"Provider error: {exc}", model)
         finally:
-            agent.in_provider_stream = False
+            run.in_provider_stream = False
         updates.flush()
         if final is None:
             final = failed("Provider stream ended without a terminal event", model)
@@ -147,77 +146,62 @@ async def stream_assistant(agent: AgentSession, system_prompt: str | None) -> di
         final["errorMessage"] = secrets.mask(final["errorMessage"])
     if final.get("stopReason") == "pending":
         final["stopReason"] = "error"
+    final = run.end_message(final)
     emit({"type": "message_end", "message": final})
-    agent.record_message(final)
+    run.record_message(final)
     return final
 
 
 async def run_agent(
-    agent: AgentSession,
+    run: RunPorts,
     new_messages: list[dict[str, Any]],
     system_prompt: str | None,
     poll_steering_first: bool = True,
 ) -> None:
     """One run: agent_start, turns until the model stops, agent_end. Steering queued before the run
-    is polled at its start and delivered after ``new_messages``, before the first model call."""
-    emit = agent.emit
+    is polled at its start and delivered after ``new_messages``, before the first model call.
+
+    A ``tool_call`` hook that answers ``terminate`` ends the run after that turn's tool batch: the
+    results are recorded, no further model call is made and the queues stay as they are."""
+    emit = run.emit
     run_messages: list[dict[str, Any]] = []
     emit({"type": "agent_start"})
-    pending = [*new_messages, *agent.poll_steering()] if poll_steering_first else new_messages
+    pending = [*new_messages, *run.poll_steering()] if poll_steering_first else new_messages
     while True:
         emit({"type": "turn_start"})
         for message in pending:
-            agent.deliver_message(message)
-            run_messages.append(message)
+            run_messages.append(run.deliver_message(message))
         pending = []
-        assistant = await stream_assistant(agent, system_prompt)
+        assistant = await stream_assistant(run, system_prompt)
         run_messages.append(assistant)
-        agent.note_assistant(assistant)
+        run.note_assistant(assistant)
         if assistant["stopReason"] in ("error", "aborted"):
             emit({"type": "turn_end", "message": assistant, "toolResults": []})
             break
         calls = [b for b in assistant.get("content", []) if b.get("type") == "toolCall"]
         results: list[dict[str, Any]] = []
+        terminate = False
         if calls:
             if assistant["stopReason"] == "length":  # cut off by the output limit: arguments may be truncated
-                results = fail_truncated_tool_calls(agent, calls)
+                results = fail_truncated_tool_calls(run, calls)
             else:
-                results = await execute_tool_calls(agent, calls)
-            for result in results:
+                results, terminate = await execute_tool_calls(run, calls)
+            for index, result in enumerate(results):
                 emit({"type": "message_start", "message": result})
+                results[index] = result = run.end_message(result)
                 emit({"type": "message_end", "message": result})
-                agent.record_message(result)
+                run.record_message(result)
                 run_messages.append(result)
         emit({"type": "turn_end", "message": assistant, "toolResults": results})
         # One event-loop pass per turn, before polling: a provider that answers without ever
         # suspending must not starve the RPC reader (get_state, abort, clear_queue).
         await asyncio.sleep(0)
-        if agent.abort_signal.is_set():
+        if run.abort_signal.is_set() or terminate:
             break
-        pending = agent.poll_steering()
+        pending = run.poll_steering()
         if pending or calls:
             continue
-        pending = agent.poll_follow_up()
+        pending = run.poll_follow_up()
         if not pending:
             break
     emit({"type": "agent_end", "messages": run_messages})
-
-
-def make_stream_options(agent: AgentSession) -> StreamOptions:
-    """Neutral provider options from the session state and settings."""
-    model = agent.model or {}
-    settings = agent.rt.settings
-    level = agent.thinking_level
-    return StreamOptions(
-        api_key=agent.rt.models.resolve_api_key(model.get("provider", "")),
-        reasoning=None if level == "off" or not model.get("reasoning") else level,
-        thinking_budgets=settings.get("thinkingBudgets"),
-        max_tokens=model.get("maxTokens"),
-        signal=agent.abort_signal,
-        session_id=agent.session.id,
-        headers=agent.rt.models.request_headers(model) if model else {},
-        stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
-        max_retries=settings.int("retry.provider.maxRetries", 0),
-        max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
-        http_client=agent.rt.http_client() if model.get("api") != "faux" else None,
-    )

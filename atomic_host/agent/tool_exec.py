@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.agent.oversized import persist_if_oversized
 from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
-from atomic_host.contract.results import ToolCallDecision
-from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.contract.tools import ToolError, ToolResult
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
 
-    from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.agent.ports import ToolPorts
 
 ABORT_GRACE_S = 1.0
 """After an abort, how long a tool call may take to end on its own (bash kills its process group
@@ -37,49 +36,41 @@ def _validation_message(exc: Exception) -> str:
 
 
 async def call_tool(
-    agent: AgentSession,
+    run: ToolPorts,
     name: str,
     args: dict[str, Any],
     call_id: str,
     signal: asyncio.Event,
     on_update: Any = None,
+    event: ToolCallEvent | None = None,
 ) -> ToolResult:
-    """Run one tool call through the hooks; every failure becomes an error result."""
-    rt = agent.rt
-    tool = rt.tools.get(name)
-    if tool is None or tool not in agent.model_tools():
-        if tool is not None and tool.opt_in and not rt.tools.is_active(tool):
+    """Run one tool call through the hooks; every failure becomes an error result. ``event`` is
+    the ``tool_call`` hook's event (``event.terminate`` tells the caller whether a hook asked to
+    end the run)."""
+    tool = run.tools.get(name)
+    if tool is None or tool not in run.model_tools():
+        if tool is not None and tool.opt_in and not run.tools.is_active(tool):
             return ToolResult.text(
                 f'Tool {name} is off: it is opt-in. Enable it with --tools +{name} or add "+{name}" '
                 "to the defaultTools setting.",
                 is_error=True,
             )
         return ToolResult.text(f"Tool {name} not found", is_error=True)
-    event = ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
-    for _plugin, decision in await rt.plugins.acall_each("tool_call", event=event, api=rt.api):
-        if isinstance(decision, ToolCallDecision) and decision.block:
-            return ToolResult.text(decision.reason or "Tool execution was blocked", is_error=True)
-        if isinstance(decision, dict) and decision.get("block"):
-            return ToolResult.text(decision.get("reason") or "Tool execution was blocked", is_error=True)
+    event = event or ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
+    decision = await run.hooks.acall("tool_call", event=event)
+    if decision is not None:
+        return ToolResult.text(decision.reason or "Tool execution was blocked", is_error=True)
     try:
         model = tool.params_model()
         params: Any = event.input if model is None else model.model_validate(event.input)
     except Exception as exc:
         return ToolResult.text(_validation_message(exc), is_error=True)
-    ctx = ToolContext(
-        cwd=agent.cwd,
-        session_id=agent.session.id,
-        tool_call_id=call_id,
-        signal=signal,
-        on_update=on_update or (lambda _r: None),
-        ui=rt.ui,
-        temp_dir=agent.temp_dir,
-        call_tool=lambda n, a: _nested_call(agent, n, a, signal),
-        list_tools=rt.tools.callable_from_code,
-        deferred_tools=rt.tools.deferred,
-        load_tools=rt.tools.load,
-        settings=rt.settings.data,
-        state=rt.tool_state.setdefault(tool.plugin, {}),
+    ctx = run.tool_context(
+        tool,
+        call_id,
+        signal,
+        on_update or (lambda _r: None),
+        lambda n, a: _nested_call(run, n, a, signal),
     )
     try:
         raw = tool.get_handler()(params, ctx)
@@ -94,16 +85,10 @@ async def call_tool(
         raise
     except Exception as exc:
         result = ToolResult.text(str(exc) or type(exc).__name__, is_error=True)
-    patch_event = ToolResultEvent(tool_name=name, tool_call_id=call_id, input=event.input, result=result)
-    for _plugin, patch in await rt.plugins.acall_each("tool_result", event=patch_event, api=rt.api):
-        if isinstance(patch, ToolResult):
-            result = patch
-        elif isinstance(patch, dict):
-            result = ToolResult(
-                patch.get("content", result.content),
-                patch.get("details", result.details),
-                bool(patch.get("is_error", patch.get("isError", result.is_error))),
-            )
+    if run.hooks.has_impls("tool_result"):
+        patch_event = ToolResultEvent(tool_name=name, tool_call_id=call_id, input=event.input, result=result)
+        await run.hooks.acall("tool_result", event=patch_event)
+        result = patch_event.result
     return mask_result(result)
 
 
@@ -119,7 +104,7 @@ def mask_result(result: ToolResult) -> ToolResult:
 
 
 async def until_aborted(
-    agent: AgentSession, name: str, call: Coroutine[Any, Any, ToolResult], signal: asyncio.Event
+    run: ToolPorts, name: str, call: Coroutine[Any, Any, ToolResult], signal: asyncio.Event
 ) -> ToolResult:
     """Run one tool call (hooks and handler), but never longer than the abort allows: a call that
     has not ended ``ABORT_GRACE_S`` after the signal is cancelled and answers ``ABORTED_TEXT``,
@@ -139,27 +124,27 @@ async def until_aborted(
         return task.result()
     task.cancel()
     await asyncio.wait({task}, timeout=ABORT_GRACE_S)
-    tool = agent.rt.tools.get(name)
+    tool = run.tools.get(name)
     owner = (tool.source_path or tool.plugin) if tool is not None else "?"
-    print(f"atomic: tool {name} ({owner}) did not stop on abort; cancelled it", file=sys.stderr)
+    log.warning(f"tool {name} ({owner}) did not stop on abort; cancelled it")
     if task.done() and not task.cancelled() and task.exception() is None:
         return task.result()
     return ToolResult.text(ABORTED_TEXT, is_error=True)
 
 
-async def _nested_call(
-    agent: AgentSession, name: str, args: dict[str, Any], signal: asyncio.Event
-) -> ToolResult:
-    tool = agent.rt.tools.get(name)
+async def _nested_call(run: ToolPorts, name: str, args: dict[str, Any], signal: asyncio.Event) -> ToolResult:
+    tool = run.tools.get(name)
     if tool is not None and tool.exposure == "model-only":
         return ToolResult.text(f"Tool {name} cannot be called from code", is_error=True)
-    return await call_tool(agent, name, args, f"nested-{time.monotonic_ns()}", signal)
+    return await call_tool(run, name, args, f"nested-{time.monotonic_ns()}", signal)
 
 
-async def execute_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Emit start events in source order, run all calls concurrently, return toolResult messages
-    in source order (their message events are emitted by the caller)."""
-    emit = agent.emit
+async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """Emit start events in source order, run all calls concurrently, return the toolResult
+    messages in source order (their message events are emitted by the caller) and whether a
+    ``tool_call`` hook asked to end the run after this batch (``terminate``)."""
+    emit = run.emit
+    terminate = False
     for call in calls:
         emit(
             {
@@ -184,9 +169,12 @@ async def execute_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -
                 }
             )
 
-        signal = agent.abort_signal
-        result = await until_aborted(agent, name, call_tool(agent, name, args, call_id, signal, on_update), signal)
-        result = persist_if_oversized(agent, agent.rt.tools.get(name), call_id, result)
+        nonlocal terminate
+        signal = run.abort_signal
+        event = ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
+        result = await until_aborted(run, name, call_tool(run, name, args, call_id, signal, on_update, event), signal)
+        terminate = terminate or event.terminate
+        result = persist_if_oversized(run, run.tools.get(name), call_id, result)
         emit(
             {
                 "type": "tool_execution_end",
@@ -208,4 +196,5 @@ async def execute_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -
             message["details"] = result.details
         return message
 
-    return list(await asyncio.gather(*(run_one(c) for c in calls)))
+    messages = list(await asyncio.gather(*(run_one(c) for c in calls)))
+    return messages, terminate

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.tools import ToolResult
 
 if TYPE_CHECKING:
-    from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.agent.ports import RunPorts
 
 
 def truncated_call_text(name: str) -> str:
@@ -27,15 +27,15 @@ def truncated_call_text(name: str) -> str:
     )
 
 
-def fail_truncated_tool_calls(agent: AgentSession, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def fail_truncated_tool_calls(run: RunPorts, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Emit ``tool_execution_start``/``_end`` (an error) for each call, in source order, and return
     the toolResult messages (the caller emits their message events, as for executed calls)."""
     results: list[dict[str, Any]] = []
     for call in calls:
         call_id, name, args = call["id"], call["name"], call.get("arguments") or {}
-        agent.emit({"type": "tool_execution_start", "toolCallId": call_id, "toolName": name, "args": args})
+        run.emit({"type": "tool_execution_start", "toolCallId": call_id, "toolName": name, "args": args})
         result = ToolResult.text(truncated_call_text(name), is_error=True)
-        agent.emit(
+        run.emit(
             {
                 "type": "tool_execution_end",
                 "toolCallId": call_id,

@@ -6,6 +6,7 @@ Events a hook may edit say so (``input``'s text, ``tool_call``'s arguments); the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.records import field, record
@@ -54,6 +55,49 @@ class SessionBeforeForkEvent:
 
 
 @record
+class SessionBeforeTreeEvent:
+    """``session_before_tree``: before ``navigate_tree`` moves the leaf (a ``Cancel`` stops it)."""
+
+    target_id: str
+    """The entry the client navigates to."""
+    old_leaf_id: str | None
+    """The leaf before the move."""
+    new_leaf_id: str | None
+    """Where the leaf will be: the target, or its parent when the target is a user prompt to re-edit."""
+    summarize: bool = False
+    """Whether a summary of the abandoned path was asked for."""
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+    """The label the target gets, if one was asked for."""
+
+
+@record
+class SessionTreeEvent:
+    """``session_tree``: ``navigate_tree`` moved the leaf."""
+
+    target_id: str
+    old_leaf_id: str | None
+    new_leaf_id: str | None
+    summary_entry: dict[str, Any] | None = None
+    """The ``branch_summary`` entry appended for the abandoned path, if any."""
+
+
+@record
+class SessionInfoChangedEvent:
+    """``session_info_changed``: the session's name or an entry's label changed."""
+
+    kind: str
+    """name | label"""
+    name: str | None = None
+    """The new session name (``kind == "name"``)."""
+    entry_id: str | None = None
+    """The labelled entry (``kind == "label"``)."""
+    label: str | None = None
+    """The entry's new label; None when it was cleared."""
+
+
+@record
 class InputEvent:
     """``input``: user input before the host acts on it; ``text`` and ``images`` may be replaced by
     the results (``InputResult.transform``)."""
@@ -93,6 +137,8 @@ class ToolCallEvent:
     tool_name: str
     tool_call_id: str
     input: dict[str, Any]
+    terminate: bool = False
+    """Set when a plugin's decision asked to end the run after this tool batch."""
 
 
 @record
@@ -103,6 +149,43 @@ class ToolResultEvent:
     tool_call_id: str
     input: dict[str, Any]
     result: ToolResult
+
+
+@record
+class ContextEvent:
+    """``context``: the messages of the next model call, in the host's message shape (user,
+    assistant, toolResult, custom, …), before they are converted for the provider. Earlier
+    plugins' results are applied: ``messages`` is what this plugin would change."""
+
+    messages: list[dict[str, Any]]
+    model: dict[str, Any] | None = None
+    """The model the call goes to (``provider``, ``id``, ``api``, …)."""
+
+
+@record
+class MessageEndEvent:
+    """``message_end``: a message is finished (user, custom, assistant, toolResult), before it is
+    sent in ``message_end`` and saved. ``message`` has earlier plugins' replacements applied."""
+
+    message: dict[str, Any]
+
+
+@record
+class ModelSelectEvent:
+    """``model_select``: the session's model changed."""
+
+    model: dict[str, Any]
+    previous_model: dict[str, Any] | None
+    source: str
+    """set | cycle | fallback | restore (as in ``model_changed``)"""
+
+
+@record
+class ThinkingLevelSelectEvent:
+    """``thinking_level_select``: the session's thinking level changed."""
+
+    level: str
+    previous_level: str
 
 
 @record
@@ -139,6 +222,68 @@ class SessionBeforeCompactEvent:
 
 
 @record
+class Requester:
+    """One model a strategy hook (``compact``, ``summarize``) may ask, as the host offers it.
+
+    ``await request(context)`` sends one tool-less request (``context`` as for a provider:
+    ``{"systemPrompt", "messages", "tools"}``) and returns the final assistant message; it never
+    raises for a provider failure (``stopReason`` "error" then, with ``errorMessage``). For
+    compaction the host retries transient errors with the session's retry settings and reports
+    them as ``summarization_retry_*`` events; ``abort_compaction`` cancels the request.
+    """
+
+    model: dict[str, Any]
+    """The full model dict (``provider``, ``id``, ``contextWindow``, …)."""
+    request: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    thinking_level: str | None = None
+    """The level a ``fallbackModels`` entry names, else None (the session's level applies)."""
+    fallback: bool = False
+    """A ``fallbackModels`` entry, not the session's model."""
+
+
+@record
+class CompactEvent:
+    """``compact``: compact the active branch. The host writes what the winning result says."""
+
+    reason: str
+    """manual | threshold | overflow"""
+    branch_entries: list[dict[str, Any]] = field(default_factory=list)
+    """The active branch, root to leaf (for ``overflow`` without the reply that overflowed)."""
+    context_messages: list[dict[str, Any]] = field(default_factory=list)
+    """The context the model sees now (after the last boundary), likewise without that reply."""
+    tokens_before: int = 0
+    """The host's estimate of the current context, in tokens."""
+    context_window: int = 0
+    """The session model's context window (0: unknown)."""
+    requesters: list[Requester] = field(default_factory=list)
+    """Who may write it: the session's model first, then each usable ``fallbackModels`` entry."""
+    before_compact: Callable[..., Awaitable[Any]] | None = None
+    """``await event.before_compact(lines=, protected=, first_kept_entry_id=, parameters=)`` runs the
+    ``session_before_compact`` hooks with the strategy's preparation and returns their decision
+    (``Cancel``, ``CompactResult`` or None; results imports this module, so not typed here). A
+    strategy that never calls it gets it called by the host before the boundary is written."""
+
+
+@record
+class SummarizeEvent:
+    """``summarize``: write a summary of some entries of the session."""
+
+    kind: str
+    """session (the one-line background summary of the session) | branch (the branch
+    ``navigate_tree`` leaves, with ``summarize: true``)"""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    """The entries to summarise: the active branch, or the abandoned one (common ancestor excluded)."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """Their context messages, as the model would see them."""
+    instructions: str | None = None
+    """``navigate_tree``'s ``customInstructions``."""
+    replace_instructions: bool = False
+    """``replaceInstructions``: the instructions replace the default prompt instead of adding to it."""
+    requester: Requester | None = None
+    """The session's model."""
+
+
+@record
 class SessionRecoverEvent:
     """``session_recover``: ``start_pending_recovery`` runs for the active session."""
 
@@ -153,14 +298,23 @@ EVENT_TYPES: dict[str, type] = {
     "session_shutdown": SessionShutdownEvent,
     "session_before_switch": SessionBeforeSwitchEvent,
     "session_before_fork": SessionBeforeForkEvent,
+    "session_before_tree": SessionBeforeTreeEvent,
+    "session_tree": SessionTreeEvent,
+    "session_info_changed": SessionInfoChangedEvent,
     "input": InputEvent,
     "before_agent_start": BeforeAgentStartEvent,
     "system_prompt": SystemPromptEvent,
     "tool_call": ToolCallEvent,
     "tool_result": ToolResultEvent,
+    "context": ContextEvent,
+    "message_end": MessageEndEvent,
+    "model_select": ModelSelectEvent,
+    "thinking_level_select": ThinkingLevelSelectEvent,
     "user_bash": UserBashEvent,
     "session_compact": SessionCompactEvent,
     "session_before_compact": SessionBeforeCompactEvent,
     "session_recover": SessionRecoverEvent,
+    "compact": CompactEvent,
+    "summarize": SummarizeEvent,
 }
 """The event class of each hook that takes an ``event`` object (``on_event`` takes the wire dict)."""

@@ -34,9 +34,14 @@ from atomic_host.contract.results import (
     AgentStartResult,
     BashResult,
     Cancel,
+    Compaction,
     CompactResult,
+    ContextResult,
+    Failure,
     InputResult,
+    MessageEndResult,
     RecoverResult,
+    Summary,
     ToolCallDecision,
     ToolPatch,
 )
@@ -46,15 +51,24 @@ if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
+        CompactEvent,
+        ContextEvent,
         InputEvent,
+        MessageEndEvent,
+        ModelSelectEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
         SessionCompactEvent,
+        SessionInfoChangedEvent,
         SessionRecoverEvent,
         SessionShutdownEvent,
         SessionStartEvent,
+        SessionTreeEvent,
+        SummarizeEvent,
         SystemPromptEvent,
+        ThinkingLevelSelectEvent,
         ToolCallEvent,
         ToolResultEvent,
         UserBashEvent,
@@ -62,7 +76,7 @@ if TYPE_CHECKING:
     )
     from atomic_host.contract.host import HostAPI
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
-    from atomic_host.contract.registrations import WorkflowDefinition
+    from atomic_host.contract.registrations import Exporter, SessionStoreFactory, WorkflowDefinition
     from atomic_host.contract.tools import Tool
 
 Combine = Literal["each", "first_cancel", "chain", "first_block", "patch", "first_result"]
@@ -77,6 +91,9 @@ class HookRule:
     """Result types accepted besides None; empty = results are not used (observers, registrations)."""
     sync: bool = False
     """Called from synchronous host code: ``async def`` implementations are refused."""
+    bounded: bool = True
+    """Async implementations are cancelled after ``hookTimeoutMs``. False for the strategy hooks
+    that wait on a model (``compact``, ``summarize``): ``abort_compaction`` or the host cancels those."""
 
 
 DISPATCH_RULES: dict[str, HookRule] = {}
@@ -84,12 +101,17 @@ DISPATCH_RULES: dict[str, HookRule] = {}
 
 
 def spec(
-    combine: Combine, *, returns: tuple[type, ...] = (), sync: bool = False, firstresult: bool = False
+    combine: Combine,
+    *,
+    returns: tuple[type, ...] = (),
+    sync: bool = False,
+    firstresult: bool = False,
+    bounded: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync)
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded)
         return hookspec(firstresult=firstresult)(fn)
 
     return mark
@@ -132,6 +154,27 @@ def register_workflows(register: Callable[[WorkflowDefinition], None], api: Host
     Optional keys: ``models`` (fallback tiers, ``provider/model[:level]``), ``thinking``, ``tools``.
     The built-in ``workflows`` plugin runs them; ``/workflow`` lists them. A TOML file in a
     workflows directory of the same name wins over a registered definition.
+    """
+
+
+@spec("each", sync=True)
+def register_exporters(register: Callable[[Exporter], None], api: HostAPI) -> None:
+    """Register session exporters: ``register(Exporter(name, render, default_path))``.
+
+    ``export_html`` uses the ``html`` exporter and ``atomic --export SESSION [OUT] --export-format
+    NAME`` the one named. The built-in ``export_html`` plugin registers ``html``; a later plugin
+    that registers the same name replaces it (or block the built-in with ``disabledPlugins``).
+    """
+
+
+@spec("each", sync=True)
+def register_session_stores(register: Callable[[SessionStoreFactory], None], api: HostAPI) -> None:
+    """Register session store kinds: ``register(SessionStoreFactory(kind, open))``.
+
+    The ``sessionStore`` setting (or ``--session-store``) picks the kind, default ``jsonl``; the
+    host calls ``open(StoreOptions)`` once, when it first needs its store. The built-in ``stores``
+    plugin registers ``jsonl``, ``sqlite`` and ``memory``; a later plugin that registers the same
+    kind replaces it. ``--no-session`` never asks: it always uses the in-memory store.
     """
 
 
@@ -180,6 +223,25 @@ def session_before_fork(event: SessionBeforeForkEvent, api: HostAPI) -> Cancel |
     (``"at"``). Return ``Cancel()`` to stop it."""
 
 
+@spec("first_cancel", returns=(Cancel,))
+def session_before_tree(event: SessionBeforeTreeEvent, api: HostAPI) -> Cancel | None:
+    """Before ``navigate_tree`` moves the leaf (``event.target_id``, ``event.old_leaf_id``,
+    ``event.new_leaf_id``, ``event.summarize``, ``event.label``). Return ``Cancel()`` to stop it:
+    nothing is summarised or moved and the command answers ``{"cancelled": true}``."""
+
+
+@spec("each")
+def session_tree(event: SessionTreeEvent, api: HostAPI) -> None:
+    """``navigate_tree`` moved the leaf from ``event.old_leaf_id`` to ``event.new_leaf_id``;
+    ``event.summary_entry`` is the ``branch_summary`` entry it appended, if any."""
+
+
+@spec("each", sync=True)
+def session_info_changed(event: SessionInfoChangedEvent, api: HostAPI) -> None:
+    """The session name (``event.kind == "name"``, ``event.name``) or an entry's label
+    (``"label"``, ``event.entry_id``, ``event.label``; None when cleared) changed."""
+
+
 @spec("each", returns=(RecoverResult,))
 def session_recover(event: SessionRecoverEvent, api: HostAPI) -> RecoverResult | None:
     """``start_pending_recovery`` for the active session (``event.reason``, ``event.session_id``):
@@ -204,19 +266,44 @@ def input(event: InputEvent, api: HostAPI) -> InputResult | None:
     """
 
 
-# phase B: the call site (engine/agent_session.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("chain", returns=(AgentStartResult,))
-def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> dict[str, Any] | None:
-    """A run is about to start for ``event.prompt``. Return ``{"system_prompt": str}`` to
-    override the system prompt and/or ``{"messages": [custom message dicts]}`` to add
-    custom messages after the user message."""
+def before_agent_start(event: BeforeAgentStartEvent, api: HostAPI) -> AgentStartResult | None:
+    """A run is about to start for ``event.prompt``. Return ``AgentStartResult(system_prompt=...)``
+    to override the run's system prompt (the last plugin that sets one wins) and/or
+    ``AgentStartResult(messages=[...])`` to add custom messages (``customType``, ``content``,
+    ``display``, …) after the user message. ``event.system_prompt`` / ``event.messages`` show what
+    earlier plugins set."""
+
+
+@spec("chain", returns=(ContextResult,))
+def context(event: ContextEvent, api: HostAPI) -> ContextResult | None:
+    """Edit the messages of each model call before they are sent (``event.messages``, host message
+    shape; ``event.model``). Return ``ContextResult(messages)`` to send those instead; results chain
+    in call order. The session itself is not changed: this is what the model sees, this once."""
+
+
+@spec("chain", returns=(MessageEndResult,), sync=True)
+def message_end(event: MessageEndEvent, api: HostAPI) -> MessageEndResult | None:
+    """A message is finished (user, custom, assistant, toolResult), before ``message_end`` is sent
+    and the message saved. Return ``MessageEndResult(message)`` with a message of the same role to
+    replace it (a different role is reported and ignored). Runs for every message: keep it fast."""
 
 
 @spec("each", returns=(str,), sync=True)
 def system_prompt(event: SystemPromptEvent, api: HostAPI) -> str | None:
     """Contribute a section to the system prompt of each model call. ``event.tools`` lists the
     names of the tools the model sees. Return the text, or None to add nothing."""
+
+
+@spec("each", sync=True)
+def model_select(event: ModelSelectEvent, api: HostAPI) -> None:
+    """The session's model changed (``event.model``, ``event.previous_model``, ``event.source``:
+    set | cycle | fallback | restore)."""
+
+
+@spec("each", sync=True)
+def thinking_level_select(event: ThinkingLevelSelectEvent, api: HostAPI) -> None:
+    """The session's thinking level changed (``event.level``, ``event.previous_level``)."""
 
 
 @spec("each", sync=True)
@@ -234,24 +321,29 @@ def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
 
     Mutate ``event.input`` in place to rewrite the arguments, or return
     ``ToolCallDecision(block=True, reason=...)`` to refuse it: the model gets an error
-    result with the reason. The first block wins.
+    result with the reason. The first block wins. ``ToolCallDecision(terminate=True)`` (with or
+    without ``block``) ends the run after this turn's tool batch: no further model call.
     """
 
 
-# phase B: the call site (agent/tool_exec.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("patch", returns=(ToolPatch, ToolResult))
-def tool_result(event: ToolResultEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Patch a tool result before the model sees it (``event.result`` is a ToolResult).
-    Return ``{"content": [...], "details": {...}, "is_error": bool}`` (any subset) or None."""
+def tool_result(event: ToolResultEvent, api: HostAPI) -> ToolPatch | ToolResult | None:
+    """Patch a tool result before the model sees it (``event.result`` is a ToolResult, with
+    earlier plugins' patches applied). Return ``ToolPatch(content=..., details=..., is_error=...)``
+    (any subset) or a whole ``ToolResult`` to replace it."""
 
 
-# phase B: the call site (frontends/rpc/bash.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(BashResult,))
-def user_bash(event: UserBashEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Intercept a direct ``bash``/``user_bash`` command (``event.command``). Return a full
-    result dict (``output``, ``exitCode``, ``cancelled``, ``truncated``) to answer it yourself."""
+def user_bash(event: UserBashEvent, api: HostAPI) -> BashResult | None:
+    """Intercept a direct ``bash``/``user_bash`` command (``event.command``), before it runs.
+
+    Return ``BashResult(output, exit_code, cancelled, truncated)`` to answer it yourself (nothing
+    runs, no deltas are streamed; the result is recorded as the BashExecutionMessage), or
+    ``BashResult(operations=...)`` (a :class:`~atomic_host.contract.results.BashOperations`) to
+    run it your way — in a container, over ssh — while the host streams the deltas, truncates,
+    aborts and answers as for the local shell. ``None`` lets the host run it locally. The first
+    ``BashResult`` wins; any other result (a dict) is reported as ``extension_error`` and ignored.
+    """
 
 
 # --- Compaction ---
@@ -263,9 +355,37 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-# phase B: the call site (engine/compaction.py) still reads the dict result documented below; switching it to
-# dispatch makes the typed result of this rule the only one (and docs/hooks.md documents it).
 @spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
-def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> dict[str, Any] | None:
-    """Compaction strategy hook: return ``{"cancel": True}`` to refuse compaction, or
-    ``{"compacted_text": str}`` to supply the compacted text yourself (rung ``extension``)."""
+def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
+    """Compaction is about to summarise the region the strategy prepared (``event.lines``,
+    ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
+    to refuse compaction, or ``CompactResult(compacted_text)`` to supply the compacted text yourself
+    (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
+
+
+@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
+    """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
+    ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
+    ``Failure(message)`` (``nothing_to_do=True``: too little to compact) or ``Cancel()``; None lets
+    the next implementation decide. The built-in verbatim-lines strategy is the ``trylast`` default.
+
+    Ask a model through ``event.requesters`` (the session's, then ``fallbackModels``); let
+    ``session_before_compact`` decide through ``await event.before_compact(...)``. Not time-bounded:
+    ``abort_compaction`` cancels it.
+    """
+
+
+# --- Summaries ---
+
+
+@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
+    """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
+    branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).
+
+    ``event.entries`` / ``event.messages`` are what to summarise; ``event.requester`` asks the
+    session's model. Return ``Summary(text, usage)`` (an empty text stores nothing),
+    ``Failure(message)`` (a branch summary's ``navigate_tree`` answers it), or None for the next
+    implementation. The built-in ``summaries`` plugin is the ``trylast`` default. Not time-bounded.
+    """

@@ -97,6 +97,16 @@ class HostAPI(Protocol):
 
     def set_active_tools(self, names: list[str]) -> None: ...
 
+    def register_tool(self, tool: Tool) -> None:
+        """Add (or replace one of your own) tool at any time; the model sees it from its next call
+        on, active unless ``opt_in``. A name another plugin registered raises ``HostError``."""
+        ...
+
+    def unregister_tool(self, name: str) -> None:
+        """Remove a tool registered by a plugin (``HostError`` for an unknown or built-in one;
+        deactivate built-ins with :meth:`set_active_tools`). Takes effect from the next model call."""
+        ...
+
     def emit(self, event: dict[str, Any]) -> None:
         """Write a raw event line to the client (for custom event types clients may understand)."""
         ...

@@ -7,7 +7,12 @@ A provider plugin registers through the ``register_providers`` hook::
         register(ApiImpl(api="anthropic-messages", stream="builtin_plugins.providers.anthropic:stream"))
         register(ProviderInfo(id="anthropic", name="Anthropic", api="anthropic-messages",
                               base_url="https://api.anthropic.com", env_keys=["ANTHROPIC_API_KEY"],
-                              models=[{...Model dict...}]))
+                              models=[{...Model dict...}], preferred_models=["claude-sonnet-4-6"]))
+
+Everything the host knows about a provider comes from these declarations: which environment
+variables hold its key (``env_keys``: resolved in that order, and masked in everything the host
+writes), which of its models to pick when the user chose none (``preferred_models``), whether it
+needs a key at all, and whether its API talks HTTP (``ApiImpl.needs_http``).
 
 ``stream(model, context, options)`` is an async generator of event dicts (the neutral event model of
 providers.md: ``start``, ``text_start``/``text_delta``/``text_end``, ``thinking_*``, ``toolcall_*``,
@@ -63,6 +68,10 @@ class ApiImpl:
     api: str
     stream: StreamFn | str
     plugin: str = ""
+    needs_http: bool = True
+    """The stream talks HTTP: requests get the host's shared ``httpx.AsyncClient`` as
+    ``StreamOptions.http_client``. False for in-process APIs (the scripted ``faux``), which then get
+    None and never make the host build a client."""
 
 
 class LoginCancelled(Exception):
@@ -150,11 +159,30 @@ class ProviderInfo:
     api: str
     base_url: str = ""
     env_keys: list[str] = field(default_factory=list)
-    """Environment variables holding an API key, in priority order."""
+    """Environment variables holding an API key, in priority order. Their values are masked in
+    everything the host writes (names ending in ``_API_KEY`` or ``_TOKEN`` from the first byte,
+    others once the plugin has registered)."""
     models: list[dict[str, Any]] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
+    compat: dict[str, Any] = field(default_factory=dict)
+    """Provider-level ``compat``: models added under this id in models.json inherit it."""
     always_authenticated: bool = False
     """True for providers that need no key (faux, keyless local servers)."""
     plugin: str = ""
     oauth: OAuthLogin | None = None
     """The provider's OAuth sign-in (``login_provider`` with ``authType: "oauth"``), if it has one."""
+    background_summaries: bool = True
+    """Whether the host asks this provider's models for background session summaries when
+    ``sessionSummary.enabled`` is unset (True or False in settings decides alone). False for the
+    scripted faux provider: its replies belong to the test that scripted them."""
+    secret_env: list[str] = field(default_factory=list)
+    """Other environment variables holding credentials of this provider that are not its API key
+    (e.g. a gateway's bearer token): masked like ``env_keys``, never sent as the key."""
+    preferred_models: list[str] = field(default_factory=list)
+    """Ids of this provider's models to pick, in order, when the user chose no model: the first
+    one that is available wins. Providers are tried in registration order (built-ins first); when
+    no provider's preferred model is available, the first available model of a provider that is not
+    ``scripted`` is the default."""
+    scripted: bool = False
+    """Replays scripted replies (tests, demos) instead of calling a model: never picked as the
+    default model, and LLM-written summaries are off for it unless enabled."""

@@ -6,12 +6,22 @@ plugins' results add up; ``atomic_host.plugins.dispatch`` applies it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
-    from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent, ToolResultEvent
+    import asyncio
+
+    from atomic_host.contract.events import (
+        BeforeAgentStartEvent,
+        ContextEvent,
+        InputEvent,
+        MessageEndEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+    )
 
 
 @record
@@ -50,10 +60,19 @@ class InputResult:
 
 @record
 class ToolCallDecision:
-    """Result of a ``tool_call`` hook."""
+    """Result of a ``tool_call`` hook: ``block`` refuses the call (the model gets an error result
+    with ``reason``); ``terminate`` ends the run after this turn's tool batch (with or without
+    blocking: no further model call; the queues stay as they are)."""
 
     block: bool = False
     reason: str | None = None
+    terminate: bool = False
+
+    def apply(self, event: ToolCallEvent) -> bool:
+        """Note ``terminate`` on ``event``; True when the call is blocked (the first block wins)."""
+        if self.terminate:
+            event.terminate = True
+        return self.block
 
 
 @record
@@ -94,21 +113,134 @@ class AgentStartResult:
         return False
 
 
+OnData = Callable[..., None]
+"""``on_data(data, channel="stdout")``: one piece of a command's output (``bytes`` or ``str``;
+``channel`` is ``"stdout"`` or ``"stderr"``)."""
+
+
+class BashOperations(Protocol):
+    """How to run a direct bash command somewhere else (a container, over ssh): return one from
+    ``user_bash`` as ``BashResult(operations=...)`` and the host calls :meth:`exec` instead of
+    starting a local shell. The host does the rest as for the local shell: it decodes, cleans
+    (ANSI, ``\r``, control bytes) and masks what ``on_data`` gets, streams it as
+    ``bash_execution_update`` deltas, keeps the truncated tail and the full-output log, answers
+    the response and records the BashExecutionMessage."""
+
+    async def exec(self, command: str, cwd: str, *, on_data: OnData, signal: asyncio.Event) -> int | None:
+        """Run ``command`` (the ``shellCommandPrefix`` setting already prepended) in ``cwd``.
+
+        Call ``on_data(data, channel)`` for each piece of output as it arrives, from the event
+        loop's thread (other threads are handed over to it). Return the exit code, or None when it
+        is unknown. When ``signal`` is set (``abort_bash``, the client going away) stop the command
+        and return soon: after a grace second the host stops waiting (the task is cancelled) and
+        answers ``cancelled``. An exception is reported as ``extension_error`` and fails the command.
+        """
+        ...
+
+
+@record
+class ContextResult:
+    """Result of a ``context`` hook: the message list the model call uses instead (results chain)."""
+
+    messages: list[dict[str, Any]]
+
+    def apply(self, event: ContextEvent) -> bool:
+        if not isinstance(self.messages, list) or not all(isinstance(m, dict) for m in self.messages):
+            raise TypeError("ContextResult.messages must be a list of message dicts")
+        event.messages = self.messages
+        return False
+
+
+@record
+class MessageEndResult:
+    """Result of a ``message_end`` hook: a replacement for the finished message, of the same role."""
+
+    message: dict[str, Any]
+
+    def apply(self, event: MessageEndEvent) -> bool:
+        role = event.message.get("role")
+        if not isinstance(self.message, dict) or self.message.get("role") != role:
+            raise ValueError(f"MessageEndResult.message must be a message dict with role {role!r}")
+        event.message = self.message
+        return False
+
+
 @record
 class BashResult:
-    """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it."""
+    """Result of a ``user_bash`` hook: the command's outcome, answered instead of running it
+    (recorded like a command the host ran), or — with ``operations`` — how to run it."""
 
-    output: str
+    output: str = ""
     exit_code: int | None = None
     cancelled: bool = False
     truncated: bool = False
+    operations: BashOperations | None = None
+    """Run the command through these instead of the local shell; the other fields are then unused."""
 
 
 @record
 class CompactResult:
-    """Result of ``session_before_compact``: the compacted text, supplied instead of the built-in strategy."""
+    """Result of ``session_before_compact``: the compacted text, supplied instead of the strategy's planning."""
 
     compacted_text: str
+
+
+@record
+class Compaction:
+    """Result of a ``compact`` hook: the compaction boundary to write.
+
+    The host appends the ``compaction`` entry (``summary``, ``firstKeptEntryId``, ``tokensBefore``,
+    ``details`` = ``strategy``, ``promptVersion``, ``rung``, ``parameters``, ``stats``,
+    ``plannerModel``?, ``backupPath``? and ``details``' own keys; plus ``entry``'s fields), writes the
+    backup and answers ``compact`` / ``compaction_end`` with the wire result (``compactedText``,
+    ``firstKeptEntryId``, ``tokensBefore``, ``promptVersion``, ``parameters``, ``rung``, ``stats``,
+    ``plannerModel``?, ``backupPath``?). What a strategy leaves out, the host fills in.
+    """
+
+    summary: str
+    """The text that stands for the compacted region (``compactedText`` on the wire)."""
+    first_kept_entry_id: str | None = None
+    """The first entry of the branch kept verbatim after the boundary; None compacts it all."""
+    rung: str = "extension"
+    """How it was made (the built-in: planned | fresh | extension)."""
+    prompt_version: int = 0
+    """The strategy's prompt version (the built-in's is 3); 0: none."""
+    parameters: dict[str, Any] | None = None
+    """``{"compression_ratio", "preserve_recent", "query"}``; None: the ``compaction.*`` settings,
+    normalised (``atomic_host.kit.compaction.wire_parameters``)."""
+    stats: dict[str, Any] | None = None
+    """The ``stats`` object (``atomic_host.kit.compaction.stats``); None: the host counts the
+    summary's lines as kept, nothing deleted, and the tokens before and after."""
+    planner_model: dict[str, Any] | None = None
+    """``{"provider", "id", "thinkingLevel"?}`` when a ``fallbackModels`` entry wrote it."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """More keys of the entry's ``details``. ``strategy`` defaults to ``verbatim-lines``, the
+    boundary kind the session format reads back (the summary replaces the region);
+    ``backend: "summary"`` introduces it to the model as a summary instead of retained lines."""
+    entry: dict[str, Any] = field(default_factory=dict)
+    """More top-level fields of the entry (the built-in: ``fromHook``)."""
+
+
+@record
+class Failure:
+    """Result of a strategy hook (``compact``, ``summarize``) whose work failed.
+
+    ``message`` is what the client is told (``Compaction failed: <message>``, or the
+    ``navigate_tree`` error). ``nothing_to_do``: there was nothing to compact — a manual ``compact``
+    answers the bare message, an automatic one ends quietly.
+    """
+
+    message: str
+    nothing_to_do: bool = False
+
+
+@record
+class Summary:
+    """Result of a ``summarize`` hook: the summary text (empty = nothing to store)."""
+
+    text: str
+    usage: dict[str, Any] | None = None
+    """The usage of the model call that wrote it, stored with the entry."""
 
 
 @record

@@ -209,7 +209,10 @@ class Tool:
     """Needs a user to answer (extension UI dialogs): left out in modes without one (``--mode print``/``json``)."""
     exposure: Literal["direct", "model-only"] = "direct"
     deferred: bool = False
-    """Hidden from the model until tool_search loads it."""
+    """Hidden from the model until a tool that ``loads_deferred`` (tool_search) loads it."""
+    loads_deferred: bool = False
+    """This tool makes deferred tools visible (tool_search does): get_tools names it in a deferred
+    tool's ``inactiveReason``, with how to enable it when it is not active."""
     prompt_snippet: str | None = None
     source: str = "built-in"
     source_path: str = ""

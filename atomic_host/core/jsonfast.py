@@ -29,7 +29,7 @@ def load_fast_encoder() -> bool:
 
 
 class RawJSON(str):
-    """Text that is already compact protocol JSON (e.g. ``Session.tree_json()``), spliced verbatim
+    """Text that is already compact protocol JSON (e.g. ``session.tree.tree_json(session)``), spliced verbatim
     by :func:`dumps_spliced` instead of being encoded again."""
 
 

@@ -8,11 +8,10 @@ atomically.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from atomic_host.kit.fsio import atomic_write
+from atomic_host.kit.fsio import atomic_write, read_json_object
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -26,26 +25,6 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_json_file(path: Path, what: str) -> dict[str, Any]:
-    """Read a JSON object file; missing → {}, corrupt → {} with a warning on stderr."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        print(f"atomic: cannot read {what} {path}: {exc}", file=sys.stderr)
-        return {}
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        print(f"atomic: ignoring corrupt {what} {path}: {exc}", file=sys.stderr)
-        return {}
-    if not isinstance(data, dict):
-        print(f"atomic: ignoring {what} {path}: not a JSON object", file=sys.stderr)
-        return {}
-    return data
-
-
 class Settings:
     """Merged settings with typed accessors; ``save_global`` persists host-initiated changes."""
 
@@ -55,8 +34,8 @@ class Settings:
         self.reload()
 
     def reload(self) -> None:
-        self._global = read_json_file(self.global_path, "settings")
-        project = read_json_file(self.project_path, "project settings") if self.project_path else {}
+        self._global = read_json_object(self.global_path, "settings")
+        project = read_json_object(self.project_path, "project settings") if self.project_path else {}
         self.data = deep_merge(self._global, project)
 
     def get(self, dotted: str, default: Any = None) -> Any:
@@ -114,7 +93,7 @@ class Settings:
 
     def save_global(self, dotted: str, value: Any) -> None:
         """Set one key in the global settings.json (re-read first so concurrent edits survive)."""
-        current = read_json_file(self.global_path, "settings")
+        current = read_json_object(self.global_path, "settings")
         node = current
         parts = dotted.split(".")
         for part in parts[:-1]:

@@ -4,59 +4,53 @@ model and thinking selection, and the in-memory context the model sees."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.loop import make_stream_options, run_agent
+from atomic_host.agent.loop import run_agent
 from atomic_host.contract.errors import HostError as CommandFailed
 from atomic_host.contract.events import (
     BeforeAgentStartEvent,
+    ContextEvent,
     InputEvent,
+    MessageEndEvent,
+    ModelSelectEvent,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
-    SystemPromptEvent,
+    ThinkingLevelSelectEvent,
 )
-from atomic_host.contract.results import InputResult
-from atomic_host.engine import summaries
-from atomic_host.session.tree import message_text
+from atomic_host.contract.providers import StreamOptions
+from atomic_host.contract.tools import ToolContext
+from atomic_host.engine import compaction, summaries
+from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
+from atomic_host.engine.system_prompt import build_system_prompt
+from atomic_host.kit.log import log
+from atomic_host.kit.messages import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.contract.providers import StreamOptions
-    from atomic_host.runtime import Runtime
-    from atomic_host.session.tree import Session
+    from collections.abc import Callable
+
+    from atomic_host.agent.ports import StreamFn
+    from atomic_host.contract.tools import Tool, ToolResult
+    from atomic_host.engine.services import HostServices
+    from atomic_host.kit.sessions.tree import Session
+    from atomic_host.plugins.dispatch import Dispatcher
+    from atomic_host.plugins.registry import ToolRegistry
 
 DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
 ABORT_GRACE_S = 1.0
 """How long abort lets a provider stream end on its own before cancelling it."""
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-DEFAULT_SYSTEM_PROMPT = """\
-You are an expert coding assistant. You work in the user's project through the tools below.
-
-Guidelines:
-- Read a file before you change it; prefer small, exact edits over rewriting whole files.
-- Use the search and find tools to locate code instead of guessing paths.
-- Run commands (tests, linters, builds) to check your work, and report what you ran.
-- Never run destructive commands (deleting data, force-pushing) unless the user asked for it.
-- When something is unclear or risky, ask the user before acting.
-- Answer concisely; show file paths so the user can follow your changes."""
-CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
-MODEL_PREFERENCE = (
-    ("anthropic", "claude-sonnet-4-6"),
-    ("anthropic", "claude-sonnet-4-5"),
-    ("openai", "gpt-5.2"),
-    ("openai", "gpt-5"),
-)
-
-
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
 class AgentSession:
-    """The active session plus the agent's state; the RPC handlers call into it."""
+    """The active session plus the agent's state; the frontends call into it. It implements the
+    loop's :class:`~atomic_host.agent.ports.RunPorts`."""
 
-    def __init__(self, rt: Runtime, session: Session) -> None:
+    def __init__(self, rt: HostServices, session: Session) -> None:
         self.rt = rt
         self.session = session
         self.cwd: str = getattr(session, "cwd", None) or rt.cwd
@@ -102,7 +96,7 @@ class AgentSession:
     # --- construction ---
 
     @classmethod
-    async def open_initial(cls, rt: Runtime) -> AgentSession:
+    async def open_initial(cls, rt: HostServices) -> AgentSession:
         """Startup: --session / --continue / --no-session / a new session, then model selection."""
         opts = rt.options
         store = rt.store
@@ -117,6 +111,7 @@ class AgentSession:
         agent = cls(rt, session)
         agent.rebuild_context(restore_model=not fresh)
         agent.select_startup_model(fresh)
+        rt.session = agent  # active before session_info_changed/session_start: hooks may use api.session_id, …
         if opts.name:
             agent.set_session_name(opts.name)
         await agent.fire_session_start("startup")
@@ -151,37 +146,10 @@ class AgentSession:
                 self.thinking_level = level
 
     def select_startup_model(self, fresh: bool) -> None:
-        from atomic_host.core.models.refs import parse_model_ref, resolve_model
-        from atomic_host.core.models.thinking import LEVELS, clamp
-
-        opts, settings, registry = self.rt.options, self.rt.settings, self.rt.models
-        level: str | None = opts.thinking
-        if opts.model:
-            _p, _m, ref_level = parse_model_ref(opts.model)
-            self.model = resolve_model(registry, opts.model, opts.provider)
-            if self.model is None:
-                print(f"atomic: model not found: {opts.model}", file=sys.stderr)
-            level = level or ref_level
-        elif opts.provider:
-            self.model = next((m for m in registry.available() if m["provider"] == opts.provider), None)
-        if self.model is None and fresh:
-            dp, dm = settings.str("defaultProvider"), settings.str("defaultModel")
-            if dp and dm:
-                self.model = registry.find(dp, dm)
-                if self.model is None:  # never silently swap the user's chosen model for another
-                    self.model_fallback_message = (
-                        f"Your default model {dp}/{dm} (settings defaultProvider/defaultModel) is not available. "
-                        "Choose a model with set_model (or --model), or fix models.json."
-                    )
-            elif self.model is None:
-                self.model = self._preferred_model()
-        if fresh or level:
-            self.thinking_level = level or settings.str("defaultThinkingLevel") or "medium"
-        if self.thinking_level not in LEVELS:
-            print(f"atomic: unknown thinking level {self.thinking_level!r}, using medium", file=sys.stderr)
-            self.thinking_level = "medium"
-        if self.model is not None:
-            self.thinking_level = clamp(self.model, self.thinking_level)
+        rt = self.rt
+        choice = startup_choice(rt.options, rt.settings, rt.models, fresh, self.model, self.thinking_level)
+        self.model, self.thinking_level = choice.model, choice.thinking_level
+        self.model_fallback_message = choice.fallback_message
         if fresh:
             self.record_initial_settings()
         elif not any(e.get("type") == "thinking_level_change" for e in self.session.branch()):
@@ -193,27 +161,16 @@ class AgentSession:
             self.session.append("model_change", provider=self.model["provider"], modelId=self.model["id"])
         self.session.append("thinking_level_change", thinkingLevel=self.thinking_level)
 
-    def _preferred_model(self) -> dict[str, Any] | None:
-        available = self.rt.models.available()
-        for provider, model_id in MODEL_PREFERENCE:
-            for m in available:
-                if m["provider"] == provider and m["id"] == model_id:
-                    return m
-        # The scripted faux provider is for tests and demos: only used when asked for by name.
-        return next((m for m in available if m["provider"] != "faux"), None)
-
     async def fire_session_start(self, reason: str, previous: str | None = None) -> None:
-        event = SessionStartEvent(reason, previous)
-        await self.rt.plugins.acall_each("session_start", event=event, api=self.rt.api)
+        await self.rt.hooks.acall("session_start", event=SessionStartEvent(reason, previous))
 
     # --- events and messages ---
 
     def emit(self, event: dict[str, Any], line: str | None = None) -> None:
         """Send an event to the client (``line``: its JSON, when already encoded) and to observers."""
         self.rt.out.send(event, line)
-        if self.rt.plugins.has_impls("on_event"):
-            for _ in self.rt.plugins.call_each("on_event", event=event, api=self.rt.api):
-                pass
+        if self.rt.hooks.has_impls("on_event"):
+            self.rt.hooks.call("on_event", event=event)
 
     def record_message(self, message: dict[str, Any]) -> None:
         """Persist a finished message, then add it to the context: when the write fails (disk full,
@@ -227,13 +184,24 @@ class AgentSession:
             self.session.append_message(message)
         self.messages.append(message)
 
-    def deliver_message(self, message: dict[str, Any]) -> None:
+    def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
         """A user/custom message enters the run: persistence, events, dequeue. Saved first, so a
-        message the session could not store is never shown as delivered."""
-        self.record_message(message)
+        message the session could not store is never shown as delivered. Returns the message as
+        saved (``message_end`` hooks may have replaced it)."""
+        final = self.end_message(message)
+        self.record_message(final)
         self.emit({"type": "message_start", "message": message})
         self._dequeue(message)
-        self.emit({"type": "message_end", "message": message})
+        self.emit({"type": "message_end", "message": final})
+        return final
+
+    def end_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message_end`` hooks may replace a finished message (same role); returns the message."""
+        if not self.rt.hooks.has_impls("message_end"):
+            return message
+        event = MessageEndEvent(message)
+        self.rt.hooks.call("message_end", event=event)
+        return event.message
 
     def note_assistant(self, message: dict[str, Any]) -> None:
         if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
@@ -251,46 +219,18 @@ class AgentSession:
         return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
 
     def system_prompt(self) -> str:
-        opts = self.rt.options
-        base = opts.system_prompt or DEFAULT_SYSTEM_PROMPT
-        tools = self.model_tools()
-        lines = [base, ""]
-        if tools:
-            lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
-            lines += [t.prompt_snippet for t in tools if t.prompt_snippet]
-        if self.rt.plugins.has_impls("system_prompt"):
-            event = SystemPromptEvent([t.name for t in tools])
-            for _plugin, section in self.rt.plugins.call_each("system_prompt", event=event, api=self.rt.api):
-                if isinstance(section, str) and section.strip():
-                    lines += ["", section.strip()]
-        lines.append(f"Current date: {time.strftime('%Y-%m-%d')}")
-        lines.append(f"Current working directory: {self.cwd}")
-        if opts.append_system_prompt:
-            lines += ["", opts.append_system_prompt]
-        for path, text in self.context_files():
-            lines += ["", f"# Project context from {path}", "", text.strip()]
-        return "\n".join(lines)
+        return build_system_prompt(self.rt.options, self.rt.hooks, self.model_tools(), self.cwd, self.rt.agent_dir)
 
-    def context_files(self) -> list[tuple[str, str]]:
-        """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to cwd."""
-        from pathlib import Path
-
-        dirs = [self.rt.agent_dir, *reversed([Path(self.cwd), *Path(self.cwd).parents])]
-        found = []
-        for directory in dirs:
-            for name in CONTEXT_FILES:
-                path = directory / name
-                try:
-                    found.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
-                    break
-                except OSError:
-                    continue
-        return found
-
-    def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
+    async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
+        """The provider context of the next model call; ``context`` hooks may edit its messages."""
         from atomic_host.session.context import convert_to_llm
 
-        messages = convert_to_llm(self.messages, repair_trailing=True)
+        messages = self.messages
+        if self.rt.hooks.has_impls("context"):
+            event = ContextEvent(list(messages), self.model)
+            await self.rt.hooks.acall("context", event=event)
+            messages = event.messages
+        messages = convert_to_llm(messages, repair_trailing=True)
         if self.rt.settings.bool("images.blockImages", False):
             messages = [_replace_images(m, "Image reading is disabled.") for m in messages]
         elif "image" not in (self.model or {}).get("input", ["text", "image"]):
@@ -304,7 +244,60 @@ class AgentSession:
         }
 
     def stream_options(self) -> StreamOptions:
-        return make_stream_options(self)
+        """Neutral provider options from the session state and settings."""
+        model = self.model or {}
+        rt, settings, level = self.rt, self.rt.settings, self.thinking_level
+        return StreamOptions(
+            api_key=rt.models.resolve_api_key(model.get("provider", "")),
+            reasoning=None if level == "off" or not model.get("reasoning") else level,
+            thinking_budgets=settings.get("thinkingBudgets"),
+            max_tokens=model.get("maxTokens"),
+            signal=self.abort_signal,
+            session_id=self.session.id,
+            headers=rt.models.request_headers(model) if model else {},
+            stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
+            max_retries=settings.int("retry.provider.maxRetries", 0),
+            max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
+            http_client=rt.http_client() if model and rt.models.needs_http(model["api"]) else None,
+        )
+
+    def stream_fn(self, api: str) -> StreamFn | None:
+        return self.rt.models.stream_fn(api)
+
+    # --- tools (the loop's ToolPorts) ---
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.rt.tools
+
+    @property
+    def hooks(self) -> Dispatcher:
+        return self.rt.hooks
+
+    def tool_context(
+        self,
+        tool: Tool,
+        call_id: str,
+        signal: asyncio.Event,
+        on_update: Callable[[ToolResult], None],
+        call_tool: Callable[[str, dict[str, Any]], Any],
+    ) -> ToolContext:
+        rt = self.rt
+        return ToolContext(
+            cwd=self.cwd,
+            session_id=self.session.id,
+            tool_call_id=call_id,
+            signal=signal,
+            on_update=on_update,
+            ui=rt.ui,
+            temp_dir=self.temp_dir,
+            call_tool=call_tool,
+            list_tools=rt.tools.callable_from_code,
+            deferred_tools=rt.tools.deferred,
+            load_tools=rt.tools.load,
+            settings=rt.settings.data,
+            state=rt.tool_state.setdefault(tool.plugin, {}),
+        )
 
     def temp_dir(self) -> str | None:
         if self._temp_dir is False:
@@ -369,17 +362,11 @@ class AgentSession:
         self.flush_deferred_bash()
         self.restore_user_model()
         self.require_model()
-        await _compaction().before_prompt(self)  # compaction: threshold check before a new prompt
-        extra: list[dict[str, Any]] = []
-        system_prompt = None
-        for _plugin, res in await self.rt.plugins.acall_each(
-            "before_agent_start",
-            event=BeforeAgentStartEvent(text, images),
-            api=self.rt.api,
-        ):
-            if isinstance(res, dict):
-                system_prompt = res.get("system_prompt") or res.get("systemPrompt") or system_prompt
-                extra += [_custom(m) for m in res.get("messages", [])]
+        await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
+        start = BeforeAgentStartEvent(text, images)
+        await self.rt.hooks.acall("before_agent_start", event=start)
+        system_prompt = start.system_prompt
+        extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
         if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
@@ -416,15 +403,11 @@ class AgentSession:
         self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str
     ) -> tuple[str, list[dict[str, Any]] | None] | None:
         """Chain ``input`` hooks: None when one handled the input, else the (transformed) text/images."""
-        if not self.rt.plugins.has_impls("input"):
+        if not self.rt.hooks.has_impls("input"):
             return text, images
         event = InputEvent(text, images, source, kind)
-        for _plugin, res in await self.rt.plugins.acall_each("input", event=event, api=self.rt.api):
-            if isinstance(res, InputResult):
-                if res.action == "handled":
-                    return None
-                event.text = res.text if res.text is not None else event.text
-                event.images = res.images if res.images is not None else event.images
+        if await self.rt.hooks.acall("input", event=event) is not None:
+            return None  # handled: the chain's only result that ends it
         return event.text, event.images
 
     def expand_command(self, text: str) -> str:
@@ -449,7 +432,7 @@ class AgentSession:
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            print(f"atomic: command /{command.name} failed: {exc}", file=sys.stderr)
+            log.warning(f"command /{command.name} failed: {exc}")
             self.rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
 
     async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
@@ -554,7 +537,7 @@ class AgentSession:
                 messages, poll_steering_first = [], True
                 if self.abort_signal.is_set():
                     break
-                if await _compaction().after_run(self):  # compaction: overflow compacted, continue
+                if await compaction.after_run(self):  # compaction: overflow compacted, continue
                     continue
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
                 if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
@@ -570,10 +553,10 @@ class AgentSession:
                 if not messages:
                     break
         except OSError as exc:  # the session could not be written (disk full, locked elsewhere): say so
-            print(f"atomic: could not save the session: {exc}", file=sys.stderr)
+            log.warning(f"could not save the session: {exc}")
             self._report_unsaved(exc)
         except Exception as exc:  # a bug in the loop must not kill the host
-            print(f"atomic: agent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.warning(f"agent run failed: {type(exc).__name__}: {exc}")
             self.emit({"type": "agent_end", "messages": []})
         finally:
             # Settled: from here on the session is idle, also for plugins that react to agent_settled
@@ -658,7 +641,7 @@ class AgentSession:
         if not isinstance(entries, list) or classify(failed) not in _FALLBACK_CAUSES:
             return self._end_fallback(failed)
         for index in range(self.fallback_index + 1, len(entries)):
-            target = self._resolve_fallback(entries[index])
+            target = fallback_target(self.rt.models, entries[index])
             if target is None or (self.model is not None and _model_ref(target[0]) == _model_ref(self.model)):
                 continue
             model, level = target
@@ -677,7 +660,7 @@ class AgentSession:
             previous, self.model, self.fallback_index = self.model, model, index
             if level is not None:
                 self.thinking_level = level
-            self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "fallback"})
+            self._announce_model(model, previous, "fallback")
             if failed in self.messages:
                 self.messages.remove(failed)
             return True
@@ -690,22 +673,6 @@ class AgentSession:
             self.fallback_index = -1
         return False
 
-    def _resolve_fallback(self, entry: Any) -> tuple[dict[str, Any], str | None] | None:
-        """``provider/model[:level]`` → an available model with credentials (and its level), else None."""
-        from atomic_host.core.models.refs import parse_model_ref
-        from atomic_host.core.models.thinking import clamp
-
-        if not isinstance(entry, str) or "/" not in entry:
-            return None
-        provider, model_id, level = parse_model_ref(entry)  # `:14b` of ollama/qwen3:14b is no level
-        model = next(
-            (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
-        )
-        if model is None or not self.rt.models.auth_status(provider).get("configured"):
-            print(f"atomic: fallback model {entry} is not available; skipped", file=sys.stderr)
-            return None
-        return model, (clamp(model, level) if level else None)
-
     def restore_user_model(self) -> None:
         """Before a new prompt: the model the user chose takes back over from a fallback."""
         if self.fallback_from is None:
@@ -713,7 +680,7 @@ class AgentSession:
         (model, level), self.fallback_from = self.fallback_from, None
         self.fallback_index = -1
         previous, self.model, self.thinking_level = self.model, model, level
-        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": "restore"})
+        self._announce_model(model, previous, "restore")
 
     def abort_retry(self) -> None:
         if self.retry_wait is not None:
@@ -724,7 +691,7 @@ class AgentSession:
         The queues are kept and held: nothing queued runs until the next prompt (semantics §3.4)."""
         self.abort_signal.set()
         self.abort_retry()
-        _compaction().cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
+        compaction.cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
         if self.is_streaming:
             self.queue_held = True
 
@@ -739,7 +706,7 @@ class AgentSession:
         if not done and self.in_provider_stream:
             # A provider stream that ignores the abort signal: cancel it (stream_assistant turns
             # the cancellation into the aborted assistant message and the run ends normally).
-            print("atomic: provider stream ignored abort; cancelling it", file=sys.stderr)
+            log.warning("provider stream ignored abort; cancelling it")
             self.cancelled_for_abort = True
             task.cancel()
         await asyncio.shield(task)
@@ -848,17 +815,25 @@ class AgentSession:
         level = clamp(model, self.thinking_level)
         if level != self.thinking_level:
             self._set_level(level)
-        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
+        self._announce_model(model, previous, source)
         if persist:
             self.rt.settings.save_global("defaultProvider", provider)
             self.rt.settings.save_global("defaultModel", model_id)
             self.rt.settings.save_global("defaultThinkingLevel", self.thinking_level)
         return model
 
+    def _announce_model(self, model: dict[str, Any], previous: dict[str, Any] | None, source: str) -> None:
+        """``model_changed`` to the client, ``model_select`` to plugins."""
+        self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
+        if self.rt.hooks.has_impls("model_select"):
+            self.rt.hooks.call("model_select", event=ModelSelectEvent(model, previous, source))
+
     def _set_level(self, level: str) -> None:
-        self.thinking_level = level
+        previous, self.thinking_level = self.thinking_level, level
         self.session.append("thinking_level_change", thinkingLevel=level)
         self.emit({"type": "thinking_level_changed", "level": level})
+        if self.rt.hooks.has_impls("thinking_level_select"):
+            self.rt.hooks.call("thinking_level_select", event=ThinkingLevelSelectEvent(level, previous))
 
     def set_thinking_level(self, level: str, persist: bool = False) -> dict[str, Any]:
         from atomic_host.core.models.thinking import clamp
@@ -885,17 +860,8 @@ class AgentSession:
         return {"level": level}
 
     def scoped_models(self) -> list[dict[str, Any]]:
-        patterns = self.rt.options.models or self.rt.settings.list("enabledModels", []) or []
-        if not patterns:
-            return []
-        import fnmatch
-
-        out = []
-        for m in self.rt.models.available():
-            full = f"{m['provider']}/{m['id']}"
-            if any(fnmatch.fnmatch(full, p) or fnmatch.fnmatch(m["id"], p) for p in patterns):
-                out.append(m)
-        return out
+        """The models ``--models`` / ``enabledModels`` select (empty: no scope)."""
+        return scoped_models(self.rt.options, self.rt.settings, self.rt.models)
 
     def cycle_model(self, direction: str | None, persist: bool) -> dict[str, Any] | None:
         scoped = self.scoped_models()
@@ -918,6 +884,7 @@ class AgentSession:
             raise CommandFailed("Session name cannot be empty")
         self.session.append("session_info", name=name)
         self.emit({"type": "session_info_changed", "name": name})
+        self.rt.hooks.call("session_info_changed", event=SessionInfoChangedEvent("name", name=name))
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         if self.session.get_entry(entry_id) is None:
@@ -926,20 +893,15 @@ class AgentSession:
         if label:
             fields["label"] = label
         self.session.append("label", **fields)
+        changed = SessionInfoChangedEvent("label", entry_id=entry_id, label=label or None)
+        self.rt.hooks.call("session_info_changed", event=changed)
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
         summaries.cancel(self)
         if self.is_streaming:
             await self.abort()
-        event = SessionShutdownEvent(reason)
-        await self.rt.plugins.acall_each("session_shutdown", event=event, api=self.rt.api)
-
-
-def _compaction() -> Any:
-    from atomic_host.engine import compaction
-
-    return compaction
+        await self.rt.hooks.acall("session_shutdown", event=SessionShutdownEvent(reason))
 
 
 def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | None, str | None]:

@@ -1,24 +1,37 @@
-"""The host side of compaction (semantics §4.5–4.6): events, the backup, the entry, the triggers.
+"""The host side of compaction (semantics §4.5–4.6): jobs, events, the backup, the entry, the triggers.
 
-The strategy itself (preparation, prompt, parsing, reconstruction) lives in
-``builtin_plugins.compaction``. One compaction runs at a time, as its own task
-(``agent.compaction_job``): manual requests join it, ``abort_compaction`` cancels it.
+The strategy is the ``compact`` hook (the built-in verbatim-lines one is its ``trylast`` default,
+``builtin_plugins.compaction``): this driver builds its event — the branch, the context estimate, the
+models it may ask (with the session's retry settings and ``summarization_retry_*`` events) and the
+``session_before_compact`` consultation — and writes the boundary the winning result describes. One
+compaction runs at a time, as its own task (``agent.compaction_job``): manual requests join it,
+``abort_compaction`` cancels it. It works on :class:`~atomic_host.engine.ports.CompactionPorts`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.contract.errors import HostError
+from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCompactEvent, SessionCompactEvent
+from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
+from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
+from atomic_host.kit.compaction import stats, wire_parameters
+from atomic_host.kit.messages import VERBATIM_STRATEGY
 
 if TYPE_CHECKING:
-    from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.engine.ports import CompactionPorts
 
 TOO_SMALL = "Nothing to compact (session too small)"
+NO_STRATEGY = (
+    "No compaction strategy: no plugin implements the compact hook "
+    "(the built-in builtin_plugins.compaction is in disabledPlugins?)"
+)
+NO_RESULT = "the compaction strategy gave no result (see extension_error)"
 CANCELLED = "Compaction cancelled"
 UNRESOLVED_OVERFLOW = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -38,7 +51,7 @@ class _Failed(Exception):
 
 
 class _TooSmall(Exception):
-    pass
+    """Nothing to compact; the message is the strategy's."""
 
 
 class _Cancelled(Exception):
@@ -66,12 +79,17 @@ class Job:
 # --- public entry points -------------------------------------------------------------------------
 
 
-def is_compacting(agent: AgentSession) -> bool:
+def has_strategy(agent: CompactionPorts) -> bool:
+    """Whether a plugin implements ``compact`` (automatic compaction is skipped without one)."""
+    return agent.rt.hooks.has_impls("compact")
+
+
+def is_compacting(agent: CompactionPorts) -> bool:
     job: Job | None = agent.compaction_job
     return job is not None and not job.task.done()
 
 
-async def manual_compact(agent: AgentSession) -> dict[str, Any]:
+async def manual_compact(agent: CompactionPorts) -> dict[str, Any]:
     """RPC ``compact``: abort the run, cancel automatic compaction, join a running manual one."""
     job: Job | None = agent.compaction_job
     if job is not None and not job.task.done():
@@ -79,6 +97,8 @@ async def manual_compact(agent: AgentSession) -> dict[str, Any]:
             return _answer(await _joined(job))
         job.task.cancel()
         await asyncio.gather(job.task, return_exceptions=True)
+    if not has_strategy(agent):
+        raise HostError(NO_STRATEGY)
     if agent.is_streaming:
         await agent.abort()
     agent.require_model()
@@ -103,34 +123,34 @@ async def _joined(job: Job) -> Outcome:
         raise
 
 
-def abort_compaction(agent: AgentSession) -> None:
+def abort_compaction(agent: CompactionPorts) -> None:
     """RPC ``abort_compaction``: cancel the running compaction (a no-op when none runs)."""
     job: Job | None = agent.compaction_job
     if job is not None and not job.task.done():
         job.task.cancel()
 
 
-def cancel_automatic(agent: AgentSession) -> None:
+def cancel_automatic(agent: CompactionPorts) -> None:
     """``abort``: cancel a threshold/overflow compaction of the run (manual ones need ``abort_compaction``)."""
     job: Job | None = agent.compaction_job
     if job is not None and job.reason != "manual" and not job.task.done():
         job.task.cancel()
 
 
-async def before_prompt(agent: AgentSession) -> None:
+async def before_prompt(agent: CompactionPorts) -> None:
     """Threshold check before a new prompt (aborted replies included)."""
     last = _last_assistant(agent)
-    if last is not None and _over_threshold(agent, last):
+    if last is not None and has_strategy(agent) and _over_threshold(agent, last):
         await start(agent, "threshold").task
 
 
-async def after_run(agent: AgentSession) -> bool:
+async def after_run(agent: CompactionPorts) -> bool:
     """After a finished (not aborted) run: overflow recovery or threshold compaction.
 
     True when the agent should continue (overflow compacted and the failed reply left the context).
     """
     last = _last_assistant(agent)
-    if last is None or last.get("stopReason") == "aborted":
+    if last is None or last.get("stopReason") == "aborted" or not has_strategy(agent):
         return False
     if _is_overflow(agent, last):
         if agent.overflow_recovered:
@@ -151,7 +171,9 @@ async def after_run(agent: AgentSession) -> bool:
     return False
 
 
-def start(agent: AgentSession, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False) -> Job:
+def start(
+    agent: CompactionPorts, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False
+) -> Job:
     """Start one compaction as its own task and remember it as the running job."""
     job = Job(reason, asyncio.create_task(_run(agent, reason, failed, will_retry)))
     agent.compaction_job = job
@@ -161,20 +183,20 @@ def start(agent: AgentSession, reason: str, *, failed: dict[str, Any] | None = N
 # --- triggers ------------------------------------------------------------------------------------
 
 
-def _last_assistant(agent: AgentSession) -> dict[str, Any] | None:
+def _last_assistant(agent: CompactionPorts) -> dict[str, Any] | None:
     return next((m for m in reversed(agent.messages) if m.get("role") == "assistant"), None)
 
 
-def _window(agent: AgentSession) -> int:
+def _window(agent: CompactionPorts) -> int:
     return int((agent.model or {}).get("contextWindow") or 0)
 
 
-def _same_model(agent: AgentSession, message: dict[str, Any]) -> bool:
+def _same_model(agent: CompactionPorts, message: dict[str, Any]) -> bool:
     model = agent.model or {}
     return message.get("provider") == model.get("provider") and message.get("model") == model.get("id")
 
 
-def _is_overflow(agent: AgentSession, last: dict[str, Any]) -> bool:
+def _is_overflow(agent: CompactionPorts, last: dict[str, Any]) -> bool:
     """A context-overflow error, or a length stop because the context is full (providers.md §4)."""
     from atomic_host.kit.llm.errors import is_context_overflow, is_length_overflow
     from atomic_host.session.stats import context_estimate
@@ -189,7 +211,7 @@ def _is_overflow(agent: AgentSession, last: dict[str, Any]) -> bool:
     return is_length_overflow(last, agent.model or {}, context_estimate(agent.messages[:end]))
 
 
-def _over_threshold(agent: AgentSession, last: dict[str, Any]) -> bool:
+def _over_threshold(agent: CompactionPorts, last: dict[str, Any]) -> bool:
     from atomic_host.session.stats import context_estimate, usage_tokens
 
     window = _window(agent)
@@ -207,7 +229,7 @@ def _over_threshold(agent: AgentSession, last: dict[str, Any]) -> bool:
 # --- one compaction --------------------------------------------------------------------------------
 
 
-async def _run(agent: AgentSession, reason: str, failed: dict[str, Any] | None, will_retry: bool) -> Outcome:
+async def _run(agent: CompactionPorts, reason: str, failed: dict[str, Any] | None, will_retry: bool) -> Outcome:
     _emit_start(agent, reason)
     try:
         result = await _compact(agent, reason, failed)
@@ -216,10 +238,11 @@ async def _run(agent: AgentSession, reason: str, failed: dict[str, Any] | None, 
         outcome = Outcome(reason, aborted=True)
     except _Cancelled:
         outcome = Outcome(reason, aborted=True, error=CANCELLED if reason == "manual" else None)
-    except _TooSmall:
-        # threshold: a quiet no-op (null result, no error); overflow never gets here
+    except _TooSmall as exc:
+        # automatic: a quiet no-op (null result, no error); the built-in never says it for overflow
+        message = str(exc) or TOO_SMALL
         manual = reason == "manual"
-        outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + TOO_SMALL if manual else None, answer=TOO_SMALL)
+        outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + message if manual else None, answer=message)
     except _Failed as exc:
         outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + str(exc))
     except Exception as exc:  # a bug must end with compaction_end, not a hung client
@@ -229,20 +252,18 @@ async def _run(agent: AgentSession, reason: str, failed: dict[str, Any] | None, 
 
 
 def _answer(outcome: Outcome) -> dict[str, Any]:
-    from atomic_host.contract.errors import HostError as CommandFailed
-
     if outcome.result is not None:
         return outcome.result
     if outcome.aborted:
-        raise CommandFailed(CANCELLED)
-    raise CommandFailed(outcome.answer or outcome.error or TOO_SMALL)
+        raise HostError(CANCELLED)
+    raise HostError(outcome.answer or outcome.error or TOO_SMALL)
 
 
-def _emit_start(agent: AgentSession, reason: str) -> None:
+def _emit_start(agent: CompactionPorts, reason: str) -> None:
     agent.emit({"type": "compaction_start", "reason": reason})
 
 
-def _emit_end(agent: AgentSession, outcome: Outcome, *, will_retry: bool = False, unresolved: bool = False) -> None:
+def _emit_end(agent: CompactionPorts, outcome: Outcome, *, will_retry: bool = False, unresolved: bool = False) -> None:
     event: dict[str, Any] = {
         "type": "compaction_end",
         "reason": outcome.reason,
@@ -257,144 +278,120 @@ def _emit_end(agent: AgentSession, outcome: Outcome, *, will_retry: bool = False
     agent.emit(event)
 
 
-async def _compact(agent: AgentSession, reason: str, failed: dict[str, Any] | None) -> dict[str, Any]:
-    from atomic_host.session.context import convert_to_llm, serialize_conversation
+async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] | None) -> dict[str, Any]:
     from atomic_host.session.stats import context_estimate
-    from builtin_plugins.compaction import PROMPT_VERSION, STRATEGY
-    from builtin_plugins.compaction.apply import Reconstruction, reconstruct, stats
-    from builtin_plugins.compaction.params import from_settings
-    from builtin_plugins.compaction.plan import PlanFailed, fresh, plan
-    from builtin_plugins.compaction.prepare import prepare
 
-    settings = agent.rt.settings
+    hooks = agent.rt.hooks
     branch = agent.session.branch()
     if failed is not None:  # the overflowed reply leaves the context: do not keep it in the tail
         branch = [e for e in branch if e.get("message") is not failed]
     context = [m for m in agent.messages if m is not failed]
-    preserve = from_settings(settings.get, None).preserve_recent
-    prep = prepare(branch, preserve, context_estimate(context))
-    params = from_settings(settings.get, prep.last_user_text)
-    window = _window(agent)
-    if not prep.compactable and reason != "overflow":
-        raise _TooSmall()
+    tokens_before = context_estimate(context)
+    consulted = False
 
-    extra: dict[str, Any] = {}
-    extra_details: dict[str, Any] = {}  # plannerModel, when a fallback model planned it
-    rung = "planned"
-    supplied = await _hook(agent, reason, prep, params)
-    if supplied is not None:
-        text, rung, range_count, deleted = supplied, "extension", 0, 0
-        extra["fromHook"] = True
-    else:
-        rec = None
-        if prep.compactable:
-            failure: PlanFailed | None = None
-            for model, level, borrowed in _planner_models(agent):  # the session's, then fallbackModels
-                try:
-                    requester = _requester(agent, reason, model, level)
-                    planned = await plan(prep, params.compression_ratio, params.query, window, requester)
-                    rec = reconstruct(prep.lines, planned.ranges, prep.protected)
-                except PlanFailed as exc:
-                    failure = failure or exc  # the session model's failure is the one to report
-                    continue
-                if borrowed:
-                    planner = {"provider": model["provider"], "id": model["id"]}
-                    extra_details["plannerModel"] = planner | ({"thinkingLevel": level} if level else {})
-                break
-            if rec is None and failure is not None and reason != "overflow":
-                raise _Failed(str(failure))
-        if rec is None:
-            rec, rung = fresh(prep), "fresh"
-        text, range_count, deleted = rec.text, rec.range_count, rec.lines_deleted
+    async def before_compact(
+        *,
+        lines: list[str] | tuple[str, ...] = (),
+        protected: set[int] | list[int] | tuple[int, ...] = (),
+        first_kept_entry_id: str | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> Cancel | CompactResult | None:
+        nonlocal consulted
+        consulted = True
+        if not hooks.has_impls("session_before_compact"):
+            return None
+        event = SessionBeforeCompactEvent(
+            reason=reason,
+            lines=list(lines),
+            protected=sorted(protected),
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            parameters=dict(parameters or {}),
+            branch_entries=agent.session.branch(),
+        )
+        decision: Cancel | CompactResult | None = await hooks.acall("session_before_compact", event=event)
+        return decision
 
-    tail_tokens = math.ceil(len(serialize_conversation(convert_to_llm(prep.tail_messages))) / 4)
-    first_kept = prep.first_kept_entry_id
-    if rung == "fresh" and window > 0 and tail_tokens > window:
-        first_kept, tail_tokens = None, 0
-    result_stats = stats(len(prep.lines), Reconstruction(text, deleted, range_count), prep.tokens_before, tail_tokens)
-    details: dict[str, Any] = {
-        "strategy": STRATEGY,
-        "promptVersion": PROMPT_VERSION,
-        "rung": rung,
-        "parameters": params.to_wire(),
-        "stats": result_stats,
-        **extra_details,
+    requesters = [
+        Requester(model, _requester(agent, reason, model, level), level, borrowed)
+        for model, level, borrowed in _planner_models(agent)  # the session's, then fallbackModels
+    ]
+    event = CompactEvent(reason, branch, context, tokens_before, _window(agent), requesters, before_compact)
+    answer = await hooks.acall("compact", event=event)
+    if isinstance(answer, Cancel):
+        raise _Cancelled()
+    if isinstance(answer, Failure):
+        raise (_TooSmall if answer.nothing_to_do else _Failed)(answer.message)
+    if not isinstance(answer, Compaction) or not isinstance(answer.summary, str):
+        raise _Failed(NO_RESULT)
+    summary, entry_fields = answer.summary, dict(answer.entry or {})
+    if not consulted:  # a strategy that did not ask: session_before_compact still decides
+        decision = await before_compact(first_kept_entry_id=answer.first_kept_entry_id)
+        if isinstance(decision, Cancel):
+            raise _Cancelled()
+        if isinstance(decision, CompactResult) and decision.compacted_text.strip():
+            summary, entry_fields["fromHook"] = decision.compacted_text, True
+
+    first_kept = answer.first_kept_entry_id
+    wire: dict[str, Any] = {
+        "promptVersion": answer.prompt_version,
+        "parameters": answer.parameters or wire_parameters(agent.rt.settings.data),
+        "rung": answer.rung,
+        "stats": answer.stats or _stats(summary, tokens_before),
     }
+    if answer.planner_model:
+        wire["plannerModel"] = answer.planner_model
+    details: dict[str, Any] = {"strategy": VERBATIM_STRATEGY, **{k: wire[k] for k in _DETAIL_KEYS if k in wire}}
+    details.update(answer.details or {})
     backup = _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
         details["backupPath"] = backup
     agent.session.append(
         "compaction",
-        summary=text,
+        summary=summary,
         firstKeptEntryId=first_kept,
-        tokensBefore=prep.tokens_before,
+        tokensBefore=tokens_before,
         details=details,
-        **extra,
+        **entry_fields,
     )
     agent.rebuild_context(restore_model=False)
     result: dict[str, Any] = {
-        "compactedText": text,
+        "compactedText": summary,
         "firstKeptEntryId": first_kept,
-        "tokensBefore": prep.tokens_before,
-        "promptVersion": PROMPT_VERSION,
-        "parameters": params.to_wire(),
-        "rung": rung,
-        "stats": result_stats,
-        **extra_details,
+        "tokensBefore": tokens_before,
+        **wire,
     }
     if backup:
         result["backupPath"] = backup
-    from atomic_host.contract.events import SessionCompactEvent
-
-    event = SessionCompactEvent(reason, result)
-    await agent.rt.plugins.acall_each("session_compact", event=event, api=agent.rt.api)
+    await hooks.acall("session_compact", event=SessionCompactEvent(reason, result))
     return result
 
 
-async def _hook(agent: AgentSession, reason: str, prep: Any, params: Any) -> str | None:
-    """``session_before_compact``: cancel (raises) or supply the compacted text; None = no opinion."""
-    from atomic_host.contract.events import SessionBeforeCompactEvent
-    from atomic_host.contract.results import Cancel
-
-    plugins = agent.rt.plugins
-    if not plugins.has_impls("session_before_compact"):
-        return None
-    event = SessionBeforeCompactEvent(
-        **{
-            "reason": reason,
-            "lines": list(prep.lines),
-            "protected": sorted(prep.protected),
-            "first_kept_entry_id": prep.first_kept_entry_id,
-            "tokens_before": prep.tokens_before,
-            "parameters": params.to_wire(),
-            "branch_entries": agent.session.branch(),
-        },
-    )
-    for _plugin, res in await plugins.acall_each("session_before_compact", event=event, api=agent.rt.api):
-        if isinstance(res, Cancel) or (isinstance(res, dict) and res.get("cancel")):
-            raise _Cancelled()
-        if isinstance(res, dict):
-            text = res.get("compacted_text", res.get("compactedText"))
-            if isinstance(text, str) and text.strip():
-                return text
-    return None
+_DETAIL_KEYS = ("promptVersion", "rung", "parameters", "stats", "plannerModel")
+"""The wire result's fields the entry's ``details`` repeat, in the order Atomic writes them."""
 
 
-def _planner_models(agent: AgentSession) -> list[tuple[dict[str, Any], str | None, bool]]:
+def _stats(summary: str, tokens_before: int) -> dict[str, Any]:
+    """Stats for a strategy that reported none: the summary's lines all kept, nothing deleted."""
+    lines = len(summary.split("\n")) if summary else 0
+    return stats(lines, 0, 0, summary, tokens_before, 0)
+
+
+def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | None, bool]]:
     """``(model, thinking level or None, borrowed)``: the session's model, then each usable
     ``fallbackModels`` entry once (semantics §4.5; the session's model is never changed)."""
     assert agent.model is not None
     models = [(agent.model, None, False)]
     entries = agent.rt.settings.get("fallbackModels") or []
     for entry in entries if isinstance(entries, list) else []:
-        target = agent._resolve_fallback(entry)
+        target = fallback_target(agent.rt.models, entry)
         if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
                                       for m, _l, _b in models):  # fmt: skip
             models.append((target[0], target[1], True))
     return models
 
 
-def _requester(agent: AgentSession, reason: str, model: dict[str, Any], level: str | None = None) -> Any:
+def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level: str | None = None) -> Any:
     """One planning request to ``model`` with the session's retry settings and summarization_retry events."""
     from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
@@ -433,11 +430,12 @@ def _requester(agent: AgentSession, reason: str, model: dict[str, Any], level: s
 
 
 async def _stream_once(
-    agent: AgentSession, model: dict[str, Any], context: dict[str, Any], level: str | None = None
+    agent: CompactionPorts, model: dict[str, Any], context: dict[str, Any], level: str | None = None
 ) -> dict[str, Any]:
     stream_fn = agent.rt.models.stream_fn(model["api"])
-    if stream_fn is None:
-        raise _Failed(f"No API implementation registered for {model['api']}")
+    if stream_fn is None:  # an answer, not an exception: the strategy (a plugin) reports it as a failure
+        message = f"No API implementation registered for {model['api']}"
+        return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": message}
     options = agent.stream_options()
     if model is not agent.model:  # a borrowed planner: its own credentials, headers and reasoning
         models = agent.rt.models
@@ -458,7 +456,7 @@ async def _stream_once(
         raise
 
 
-def _write_backup(agent: AgentSession, label: str) -> str | None:
+def _write_backup(agent: CompactionPorts, label: str) -> str | None:
     """``<sessionFile>.<ISO-with-dashes>.<label>.bak`` with the full entry list; None without a file."""
     from datetime import UTC, datetime
 
@@ -469,7 +467,7 @@ def _write_backup(agent: AgentSession, label: str) -> str | None:
     now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
     path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.session.store.jsonl import encode_line
+    from atomic_host.kit.sessions.jsonl import encode_line
 
     try:
         with open(path, "wb") as fh:

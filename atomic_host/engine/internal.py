@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.engine.agent_session import AgentSession, make_user_message
-from atomic_host.session.tree import message_text
+from atomic_host.kit.messages import message_text
 
 if TYPE_CHECKING:
-    from atomic_host.session.tree import Session
+    from atomic_host.kit.sessions.tree import Session
 
 
 class ChildSession(AgentSession):

@@ -30,18 +30,16 @@ async def recover(agent: AgentSession, reason: str | None = None) -> dict[str, A
 
 async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
     from atomic_host.contract.events import SessionRecoverEvent
-    from atomic_host.contract.results import RecoverResult
 
     report: dict[str, Any] = {"replayed": 0, "dropped": 0, "completions": 0, "notices": []}
     rt = agent.rt
-    if rt.plugins.has_impls("session_recover"):
+    if rt.hooks.has_impls("session_recover"):
         event = SessionRecoverEvent(reason, agent.session.id, agent.session.location)
-        for _plugin, res in await rt.plugins.acall_each("session_recover", event=event, api=rt.api):
-            if isinstance(res, RecoverResult):
-                report["notices"] += [str(n) for n in res.notices]
-                report["completions"] += int(res.completions)
-                if res.resumed:
-                    report["resumed"] = report.get("resumed", 0) + int(res.resumed)
+        for res in await rt.hooks.acall("session_recover", event=event):  # RecoverResults only
+            report["notices"] += [str(n) for n in res.notices]
+            report["completions"] += int(res.completions)
+            if res.resumed:
+                report["resumed"] = report.get("resumed", 0) + int(res.resumed)
     branch = agent.session.branch()
     last_assistant = None
     answered: set[str] = set()

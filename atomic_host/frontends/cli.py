@@ -98,9 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-session", action="store_true", help="keep the session in memory only")
     p.add_argument("--session-dir", metavar="DIR", help="directory that holds the session store")
-    p.add_argument("--session-store", choices=("jsonl", "sqlite"), help="session store kind (default: jsonl)")
+    p.add_argument(
+        "--session-store", metavar="KIND", help="session store kind: jsonl (default), sqlite, memory or a plugin's"
+    )
     p.add_argument("-n", "--name", help="name the new session")
     p.add_argument("--export", nargs="+", metavar=("SESSION", "OUTPUT"), help="export a session to HTML and exit")
+    p.add_argument(
+        "--export-format", default="html", metavar="NAME", help="exporter for --export (default: html)"
+    )
     p.add_argument(
         "-e",
         "--extension",
@@ -208,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.export:
         from atomic_host.frontends.subcommands import export_session
 
-        return export_session(opts, ns.export)
+        return export_session(opts, ns.export, ns.export_format)
     if opts.mode != "print" and (ns.output_format or ns.hide_thinking or ns.quiet):
         parser.error("--output-format, --hide-thinking and -q/--quiet apply to print mode (-p)")
     if opts.mode == "rpc":

@@ -50,7 +50,10 @@ def key_hint(models: ModelRegistry, provider: str | None = None, model: str | No
     providers = _keyed_providers(models)
     if not providers:
         return "No provider has an API key: add one in models.json or pass --provider NAME --api-key KEY."
-    env = " or ".join(f"{' / '.join(_env_names(models, p))} ({p})" for p in providers)
+    # The first three with their variables; the rest by name, so the line stays readable.
+    env = " or ".join(f"{' / '.join(_env_names(models, p))} ({p})" for p in providers[:3])
+    if len(providers) > 3:
+        env += f" — or the key of {', '.join(providers[3:-1])} or {providers[-1]} —"
     return (
         f"No provider has an API key. Set {env} in the environment, pass --provider NAME --api-key KEY, "
         f"or {_login('NAME', rpc)}."

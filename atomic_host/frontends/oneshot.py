@@ -276,14 +276,18 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     out.listeners.append(stats)
     if view is not None:
         out.listeners.append(view)
-    rt = Runtime(opts, out=out)
     if view is not None:
 
         def notify(message: str, level: str = "info") -> None:
             stats.notices.append(message)
             view.notify(message, level)
 
-        rt.ui = PrintUI(notify, lambda text: view.notify(text, "warning"))
+        ui: Any = PrintUI(notify, lambda text: view.notify(text, "warning"))
+    else:
+        from atomic_host.frontends.rpc.ui import RpcUI
+
+        ui = RpcUI(out, has_ui=False)  # json mode: dialogs go out as extension_ui_request events
+    rt = Runtime(opts, out, ui)
 
     interrupted = 0
     aborting: set[asyncio.Task[None]] = set()

@@ -27,9 +27,11 @@ def schema(argv: list[str]) -> int:
 
 def _runtime(opts: Options):
     from atomic_host.frontends.rpc.io import Output
+    from atomic_host.frontends.rpc.ui import RpcUI
     from atomic_host.runtime import Runtime
 
-    return Runtime(opts, out=Output(fd=sys.stderr.fileno()))
+    out = Output(fd=sys.stderr.fileno())
+    return Runtime(opts, out, RpcUI(out, has_ui=False))
 
 
 def plugins(argv: list[str]) -> int:
@@ -131,7 +133,7 @@ def _sessions_parser():
     listing.add_argument("--json", action="store_true", help="print the session records as JSON")
     listing.add_argument("--all", action="store_true", help="every project, not just the current one")
     listing.add_argument("--session-dir", metavar="DIR", help="directory that holds the session store")
-    listing.add_argument("--session-store", choices=("jsonl", "sqlite"), help="session store kind (default: jsonl)")
+    listing.add_argument("--session-store", metavar="KIND", help="session store kind (default: jsonl)")
     for name, text in (("import", "copy JSONL sessions into the SQLite store"),
                        ("export", "copy SQLite sessions out to JSONL files")):  # fmt: skip
         actions._choices_actions.append(argparse.Action([], dest=name, help=text, metavar=name))
@@ -152,9 +154,12 @@ def sessions(argv: list[str]) -> int:
     ns = _sessions_parser().parse_args(argv)
     if ns.action == "list":
         return list_sessions(ns)
+    from atomic_host.core.options import Options
     from atomic_host.session.transfer import main
 
-    return main(argv)
+    rt = _runtime(Options())
+    rt.load_plugins()  # the store kinds are plugin contributions
+    return main(argv, rt.store_kinds.items)
 
 
 def list_sessions(ns) -> int:
@@ -162,6 +167,7 @@ def list_sessions(ns) -> int:
     from atomic_host.core.options import Options
 
     rt = _runtime(Options(session_dir=ns.session_dir, session_store=ns.session_store))
+    rt.load_plugins()  # the store kinds are plugin contributions
     infos = rt.store.list_all() if ns.all else rt.store.list(rt.cwd)
     infos.sort(key=lambda i: i.get("modified") or "", reverse=True)
     if ns.json:
@@ -230,22 +236,31 @@ def list_models(opts: Options) -> int:
     return 0
 
 
-def export_session(opts: Options, args: list[str]) -> int:
+def export_session(opts: Options, args: list[str], export_format: str = "html") -> int:
+    """``atomic --export SESSION [OUTPUT] [--export-format NAME]``: write a session through the
+    registered exporter ``NAME`` and print the path."""
     import os
-    from pathlib import Path
 
+    from atomic_host.contract.errors import HostError
     from atomic_host.engine.agent_session import open_session_ref
-    from atomic_host.kit.fsio import atomic_write
-    from builtin_plugins.export_html import default_export_path, render_html
+    from atomic_host.session.export import export_session as write_export
 
     rt = _runtime(opts)
+    rt.load_plugins()  # exporters and store kinds are plugin contributions
     _ = rt.models  # registers models.json credentials too (env and auth.json ones are known already)
     try:
+        exporter = rt.exporter(export_format)
         session = open_session_ref(rt.store, args[0])
+    except HostError as exc:
+        print(f"atomic: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:
         print(f"atomic: cannot open session {args[0]}: {exc}", file=sys.stderr)
         return 1
-    out = args[1] if len(args) > 1 else default_export_path(session)
-    atomic_write(Path(os.path.abspath(out)), render_html(session.header, session.entries, session.leaf_id))
-    print(os.path.abspath(out))
+    try:
+        path = write_export(exporter, session, args[1] if len(args) > 1 else None, os.getcwd())
+    except HostError as exc:
+        print(f"atomic: {exc}", file=sys.stderr)
+        return 1
+    print(path)
     return 0

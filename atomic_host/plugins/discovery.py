@@ -9,13 +9,18 @@ from pathlib import Path
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.providers",
     "builtin_plugins.catalog",
+    "builtin_plugins.stores",
+    "builtin_plugins.catalog.known_keys",
     "builtin_plugins.tools",
     "builtin_plugins.codemode",
     "builtin_plugins.tool_search",
     "builtin_plugins.prompts",
     "builtin_plugins.skills",
+    "builtin_plugins.export_html",
     "builtin_plugins.mcp",
     "builtin_plugins.workflows",
+    "builtin_plugins.compaction",
+    "builtin_plugins.summaries",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
 

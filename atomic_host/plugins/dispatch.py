@@ -8,26 +8,24 @@ reports exceptions as ``extension_error`` and bounds their time — and applies 
 ``first_cancel``  the first :class:`~atomic_host.contract.results.Cancel`, or None.
 ``chain``         each result's ``apply(event)`` updates the event; the first result whose
                   ``apply`` returns True (``InputResult.handled()``) is returned and ends the chain.
-``first_block``   the first ``ToolCallDecision`` with ``block=True``, or None.
+``first_block``   the first ``ToolCallDecision`` with ``block=True``, or None (a ``terminate`` of
+                  any decision is noted on the event).
 ``patch``         each result patches ``event.result`` (a ``ToolResult`` replaces it); returns None.
 ``first_result``  the first accepted non-None result, or None.
 
 A result of a type the rule does not accept is reported as an ``extension_error`` (plugin, hook,
 what it returned) and ignored, so one plugin's mistake never changes the outcome of the others.
 
-Synchronous hooks are combined as the manager yields each result, so ``first_*`` rules stop calling
-once decided. For async hooks the manager returns after every implementation ran (as the host has
-always done): results are combined in call order, but an implementation sees the event as it was
-when the hook was called. Phase B gives the manager a per-implementation async iterator, so ``chain``
-and ``patch`` results reach the next implementation and ``first_*`` stop early there too.
+Results are combined as the manager yields them, one implementation at a time (also for async
+hooks): a ``chain`` or ``patch`` result is applied to the event before the next implementation
+sees it, and the ``first_*`` rules stop calling once decided.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from atomic_host.contract.hookspecs import DISPATCH_RULES, HookRule
+from atomic_host.contract.hookspecs import DISPATCH_RULES, Combine, HookRule
 from atomic_host.contract.results import Cancel
 from atomic_host.contract.tools import ToolResult
 
@@ -50,54 +48,78 @@ class Dispatcher:
 
     def call(self, hook: str, *, plugin: str | None = None, **kwargs: Any) -> Any:
         """Call a synchronous hook (``sync`` in its rule); ``plugin`` limits it to one plugin."""
-        rule = self.rules[hook]
+        fold = _Fold(self, hook, kwargs.get("event"))
         # The manager is the only caller of implementations: isolation, error reports and time bounds live there.
-        results = self.plugins.call_each(hook, plugin=plugin, api=self.api, **kwargs)
-        return self._combine(hook, rule, results, kwargs)
+        for plugin_name, result in self.plugins.call_each(hook, plugin=plugin, api=self.api, **kwargs):
+            if fold.add(plugin_name, result):
+                break
+        return fold.value
 
     async def acall(self, hook: str, **kwargs: Any) -> Any:
         """Call a hook from async code; ``async def`` implementations are awaited."""
-        rule = self.rules[hook]
-        results = await self.plugins.acall_each(hook, api=self.api, **kwargs)
-        return self._combine(hook, rule, results, kwargs)
-
-    # --- rules ---
-
-    def _accepted(self, hook: str, rule: HookRule, results: Iterable[tuple[str, Any]]) -> Iterable[Any]:
-        for plugin, result in results:
-            if result is None:
-                continue
-            if not rule.returns:
-                yield result  # observers and registrations: whatever they return is not used
-            elif isinstance(result, rule.returns):
-                yield result
-            else:
-                expected = " or ".join(t.__name__ for t in rule.returns)
-                self._report(plugin, hook, f"returned {type(result).__name__}; expected {expected} or None")
-
-    def _combine(self, hook: str, rule: HookRule, results: Iterable[tuple[str, Any]], kwargs: dict[str, Any]) -> Any:
-        accepted = self._accepted(hook, rule, results)
-        combine = rule.combine
-        if combine == "each":
-            return list(accepted)
-        if combine == "first_cancel":
-            return next((r for r in accepted if isinstance(r, Cancel)), None)
-        if combine == "first_block":
-            return next((r for r in accepted if getattr(r, "block", False)), None)
-        if combine == "first_result":
-            return next(iter(accepted), None)
-        event = kwargs["event"]
-        if combine == "patch":
-            for result in accepted:
-                if isinstance(result, ToolResult):
-                    event.result = result
-                else:
-                    result.apply(event)
-            return None
-        if combine == "chain":
-            return next((r for r in accepted if r.apply(event)), None)
-        raise ValueError(f"unknown combining rule {combine!r} for hook {hook}")
+        fold = _Fold(self, hook, kwargs.get("event"))
+        results = self.plugins.aiter_each(hook, bounded=fold.rule.bounded, api=self.api, **kwargs)
+        try:
+            async for plugin_name, result in results:
+                if fold.add(plugin_name, result):
+                    break
+        finally:
+            await results.aclose()  # type: ignore[attr-defined]
+        return fold.value
 
     def _report(self, plugin: str, hook: str, message: str) -> None:
         record = self.plugins.records.get(plugin)
         self.plugins.on_error(record.path if record else plugin, hook, message)
+
+
+_COMBINES = frozenset(get_args(Combine))
+
+
+class _Fold:
+    """One hook call's results, combined by its rule as they arrive (see the module docstring)."""
+
+    def __init__(self, dispatcher: Dispatcher, hook: str, event: Any) -> None:
+        self.dispatcher, self.hook, self.event = dispatcher, hook, event
+        self.rule = dispatcher.rules[hook]
+        if self.rule.combine not in _COMBINES:
+            raise ValueError(f"unknown combining rule {self.rule.combine!r} for hook {hook}")
+        self.value: Any = [] if self.rule.combine == "each" else None
+
+    def add(self, plugin: str, result: Any) -> bool:
+        """Take one implementation's result; True once the outcome is decided (stop calling)."""
+        if result is None:
+            return False
+        rule = self.rule
+        if rule.returns and not isinstance(result, rule.returns):
+            expected = " or ".join(t.__name__ for t in rule.returns)
+            self.dispatcher._report(plugin, self.hook, f"returned {type(result).__name__}; expected {expected} or None")
+            return False
+        try:
+            return self._combine(result)
+        except Exception as exc:  # a result that cannot be applied is its plugin's error, like a raise
+            self.dispatcher._report(plugin, self.hook, f"returned an unusable {type(result).__name__}: {exc}")
+            return False
+
+    def _combine(self, result: Any) -> bool:
+        combine = self.rule.combine
+        if combine == "each":
+            self.value.append(result)
+            return False
+        if combine == "first_cancel":
+            return self._decide(result if isinstance(result, Cancel) else None)
+        if combine == "first_result":
+            return self._decide(result)
+        if combine == "patch" and isinstance(result, ToolResult):
+            self.event.result = result
+            return False
+        if combine == "patch":
+            result.apply(self.event)
+            return False
+        # chain, first_block: apply() updates the event; True ends the call
+        return self._decide(result if result.apply(self.event) else None)
+
+    def _decide(self, result: Any) -> bool:
+        if result is None:
+            return False
+        self.value = result
+        return True

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import itertools
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +26,7 @@ import pluggy
 
 from atomic_host.contract import hookspecs
 from atomic_host.contract.markers import PROJECT_NAME
+from atomic_host.kit.log import log
 
 ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""
@@ -81,6 +83,16 @@ def _group_declared(group: str) -> bool:
                 except OSError:
                     continue
     return False
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a local extension from its source on every load. The bytecode cache is keyed on
+    the file's mtime in whole seconds and its size, so a hot-reload edit made within the same
+    second that keeps the size (``VERSION = 1`` → ``2``) would otherwise run the old code."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -145,7 +157,7 @@ class PluginHost:
         record.error = _error_text(exc)
         if phase == "import":
             record.error = _import_error_text(exc, record.file)
-        print(f"atomic: plugin {record.name} failed ({phase}): {record.error}", file=sys.stderr)
+        log.warning(f"plugin {record.name} failed ({phase}): {record.error}")
         if phase == "import":
             traceback.print_exception(exc, file=sys.stderr)
         self.on_error(record.path, phase, record.error)
@@ -210,7 +222,7 @@ class PluginHost:
     def import_file(self, path: Path) -> ModuleType:
         """Execute a local extension file into a fresh module under a unique name (never reload)."""
         mod_name = f"atomic_host_ext.{path.stem}_{next(_module_counter)}"
-        spec = importlib.util.spec_from_file_location(mod_name, path)
+        spec = importlib.util.spec_from_file_location(mod_name, path, loader=_FreshSourceLoader(mod_name, str(path)))
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
@@ -235,24 +247,20 @@ class PluginHost:
         self._register(record, module)
         return record
 
-    def unload(self, name: str, api: Any = None) -> None:
-        """Call the plugin's ``plugin_unload`` hook, unregister it and drop its module."""
+    def unload(self, name: str, before_unload: Callable[[str], None] | None = None) -> None:
+        """Unregister the plugin and drop its module. ``before_unload(name)`` runs first: the
+        runtime calls the plugin's ``plugin_unload`` hook there (through the dispatcher)."""
         record = self.records.get(name)
-        plugin = self.pm.get_plugin(name)
-        if plugin is not None:
-            unload = getattr(plugin, "plugin_unload", None)
-            if callable(unload) and getattr(unload, PROJECT_NAME + "_impl", None) is not None:
-                try:
-                    unload(api=api)
-                except Exception as exc:
-                    self.on_error(record.path if record else name, "plugin_unload", _error_text(exc))
+        if self.pm.get_plugin(name) is not None:
+            if before_unload is not None:
+                before_unload(name)
             self.pm.unregister(name=name)
         if record and record.module is not None:
             sys.modules.pop(record.module.__name__, None)
             self.module_owners = {k: v for k, v in self.module_owners.items() if k != record.module.__name__}
             record.module = None
 
-    def replace_file(self, path: Path, api: Any = None) -> PluginRecord | None:
+    def replace_file(self, path: Path, before_unload: Callable[[str], None] | None = None) -> PluginRecord | None:
         """Hot reload: import the new version first; only if that works, swap it in.
 
         Returns the new record, or None when the edit is broken (the old version stays).
@@ -264,11 +272,11 @@ class PluginHost:
             module = self.import_file(path)
         except BaseException as exc:
             msg = _import_error_text(exc, path)
-            print(f"atomic: reload of {path} failed, keeping the previous version: {msg}", file=sys.stderr)
+            log.warning(f"reload of {path} failed, keeping the previous version: {msg}")
             self.on_error(str(path), "reload", msg)
             return None
         if old is not None:
-            self.unload(name, api)
+            self.unload(name, before_unload)
         record = self.add_record(PluginRecord(name, "local", str(path), file=path))
         self._register(record, module)
         return record if record.status == "loaded" else None
@@ -310,21 +318,27 @@ class PluginHost:
                 continue
             yield impl.plugin_name, result
 
-    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Like :meth:`call_each` but awaits async implementations, each within ``hook_timeout_s``."""
-        results = []
+    async def aiter_each(
+        self, hook_name: str, *, bounded: bool = True, **kwargs: Any
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """Like :meth:`call_each` for async callers: each implementation is called only when the
+        previous result was consumed (so a combining rule sees results as they come and can stop
+        early), and async ones are awaited within ``hook_timeout_s`` (unless not ``bounded``)."""
         for impl in self.impls(hook_name):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
                 if inspect.isawaitable(result):
-                    result = await self._bounded(impl, hook_name, result)
+                    result = await (self._bounded(impl, hook_name, result) if bounded else result)
                     if result is _TIMED_OUT:
                         continue
             except Exception as exc:
                 self.report(impl, hook_name, exc)
                 continue
-            results.append((impl.plugin_name, result))
-        return results
+            yield impl.plugin_name, result
+
+    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Every implementation's ``(plugin_name, result)``, in call order (see :meth:`aiter_each`)."""
+        return [item async for item in self.aiter_each(hook_name, **kwargs)]
 
     async def _bounded(self, impl: pluggy.HookImpl, hook_name: str, awaitable: Any) -> Any:
         """Await one implementation; past the time bound cancel it and report it (``_TIMED_OUT``).
@@ -351,13 +365,13 @@ class PluginHost:
             raise
         task.cancel()
         message = f"timed out after {round(timeout * 1000)} ms; skipped"
-        print(f"atomic: {impl.plugin_name} {hook_name} {message}", file=sys.stderr)
+        log.warning(f"{impl.plugin_name} {hook_name} {message}")
         self.on_error(self._path_of(impl), hook_name, message)
         return _TIMED_OUT
 
     def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        print(f"atomic: {impl.plugin_name} raised in {hook_name}: {detail}", file=sys.stderr)
+        log.warning(f"{impl.plugin_name} raised in {hook_name}: {detail}")
         self.on_error(self._path_of(impl), hook_name, str(exc) or type(exc).__name__)
 
     def hook_order(self) -> dict[str, list[str]]:

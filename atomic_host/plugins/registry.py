@@ -51,6 +51,11 @@ class ToolRegistry:
     def is_builtin(self, tool: Tool) -> bool:
         return tool.name in self.builtin and self.tools.get(tool.name) is tool
 
+    def remove(self, name: str) -> None:
+        self.tools.pop(name, None)
+        self.builtin.discard(name)
+        self.loaded_deferred.discard(name)
+
     def remove_plugin(self, plugin: str) -> None:
         for name in [n for n, t in self.tools.items() if t.plugin == plugin]:
             del self.tools[name]

@@ -130,8 +130,18 @@ def _source_path(rt: ToolHost, tool: Tool) -> str:
     return f"<builtin:{tool.name}>"
 
 
-def _entry(rt: ToolHost, tool: Tool, sel: Selection, visible: set[str]) -> dict[str, Any]:
-    # "Active" means the model sees it now: a deferred tool only counts once tool_search loaded it.
+def _deferred_reason(loader: Tool | None, visible: set[str]) -> str:
+    """Why a deferred tool is not active, naming the tool that would load it (``Tool.loads_deferred``)."""
+    if loader is None:
+        return "deferred; no registered tool loads deferred tools"
+    reason = f"deferred; {loader.name} loads it when a search matches"
+    if loader.name not in visible:
+        reason += f' (add "+{loader.name}" to defaultTools or --tools to enable it)'
+    return reason
+
+
+def _entry(rt: ToolHost, tool: Tool, sel: Selection, visible: set[str], loader: Tool | None) -> dict[str, Any]:
+    # "Active" means the model sees it now: a deferred tool only counts once its loader (tool_search) loaded it.
     active = tool.name in visible
     item: dict[str, Any] = {
         "name": tool.name,
@@ -143,9 +153,7 @@ def _entry(rt: ToolHost, tool: Tool, sel: Selection, visible: set[str]) -> dict[
     }
     if not active:
         if rt.tools.is_active(tool) and tool.deferred:
-            item["inactiveReason"] = "deferred; tool_search loads it when a search matches"
-            if "tool_search" not in visible:
-                item["inactiveReason"] += ' (add "+tool_search" to defaultTools or --tools to enable it)'
+            item["inactiveReason"] = _deferred_reason(loader, visible)
         elif any(e["name"] == tool.name for e in sel.excluded):
             item["inactiveReason"] = next(e["reason"] for e in sel.excluded if e["name"] == tool.name)
         elif tool.opt_in:
@@ -158,9 +166,13 @@ def _entry(rt: ToolHost, tool: Tool, sel: Selection, visible: set[str]) -> dict[
 def report(rt: ToolHost) -> dict[str, Any]:
     """The ``get_tools`` response data."""
     sel = apply_selection(rt)
-    known = [t.name for t in rt.tools.all()]
+    tools = list(rt.tools.all())
+    known = [t.name for t in tools]
     visible = {t.name for t in rt.tools.for_model()}
-    entries = [_entry(rt, t, sel, visible) for t in rt.tools.all()]
+    # The deferred-tool loader the model would get: an active one first, else any registered one.
+    loaders = sorted((t for t in tools if t.loads_deferred), key=lambda t: t.name not in visible)
+    loader = loaders[0] if loaders else None
+    entries = [_entry(rt, t, sel, visible, loader) for t in tools]
     entries.sort(key=lambda e: not e["active"])
     missing = [
         {

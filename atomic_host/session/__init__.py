@@ -1,6 +1,7 @@
-"""Session storage: the entry tree of one session, LLM context building and the stores.
+"""The host's session layer: LLM context building, stats, the store factory, transfer, export.
 
-Heavy pieces (sqlite3, the stores) load on first use; ``import atomic_host.session`` is cheap.
+The entry tree, the store protocol and the errors are public, in :mod:`atomic_host.kit.sessions`
+(re-exported here); the stores themselves are plugins. ``import atomic_host.session`` is cheap.
 """
 
 from __future__ import annotations
@@ -8,15 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 _LAZY = {
-    "Session": "atomic_host.session.tree",
-    "EntryNotFound": "atomic_host.session.tree",
+    "Session": "atomic_host.kit.sessions.tree",
+    "EntryNotFound": "atomic_host.kit.sessions.errors",
     "SessionContext": "atomic_host.session.context",
     "build_session_context": "atomic_host.session.context",
     "convert_to_llm": "atomic_host.session.context",
-    "SessionStore": "atomic_host.session.store.base",
-    "SessionNotFound": "atomic_host.session.store.base",
-    "SessionNotSaved": "atomic_host.session.store.base",
-    "open_store": "atomic_host.session.store.base",
+    "SessionStore": "atomic_host.kit.sessions.store",
+    "SessionNotFound": "atomic_host.kit.sessions.errors",
+    "SessionNotSaved": "atomic_host.kit.sessions.errors",
+    "open_store": "atomic_host.session.stores",
 }
 
 __all__ = [
@@ -32,9 +33,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from atomic_host.kit.sessions.errors import EntryNotFound, SessionNotFound, SessionNotSaved
+    from atomic_host.kit.sessions.store import SessionStore
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.session.context import SessionContext, build_session_context, convert_to_llm
-    from atomic_host.session.store.base import SessionNotFound, SessionNotSaved, SessionStore, open_store
-    from atomic_host.session.tree import EntryNotFound, Session
+    from atomic_host.session.stores import open_store
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from atomic_host.session.tree import Session
+    from atomic_host.kit.sessions.tree import Session
 
 
 class StatsSource(Protocol):
@@ -26,12 +26,14 @@ def _chars(message: dict[str, Any]) -> int:
     return n
 
 
-def usage_tokens(usage: dict[str, Any], api: str = "") -> int:
-    inp, out = usage.get("input", 0), usage.get("output", 0)
-    cr, cw = usage.get("cacheRead", 0), usage.get("cacheWrite", 0)
-    if api == "anthropic-messages" and inp and abs((cr + cw) - inp) <= 0.1 * inp:
-        return inp + out
-    return usage.get("totalTokens") or (inp + out + cr + cw)
+def usage_tokens(usage: dict[str, Any], _api: str = "") -> int:
+    """The tokens one reply's usage accounts for: the adapter's ``totalTokens``, or the four-way sum
+    when it has none. (Quirks of a wire API's accounting are the adapter's: it sets ``totalTokens``.
+    ``_api`` is ignored; it stays until the engine's callers stop passing it.)"""
+    total = usage.get("totalTokens")
+    if total:
+        return total
+    return usage.get("input", 0) + usage.get("output", 0) + usage.get("cacheRead", 0) + usage.get("cacheWrite", 0)
 
 
 def context_estimate(messages: list[dict[str, Any]]) -> int:
@@ -40,7 +42,7 @@ def context_estimate(messages: list[dict[str, Any]]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         m = messages[i]
         if m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted"):
-            total = usage_tokens(m.get("usage") or {}, m.get("api", ""))
+            total = usage_tokens(m.get("usage") or {})
             if total > 0:
                 anchor, tokens = i, total
                 break

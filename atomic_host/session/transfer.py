@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from atomic_host.session.store.base import default_agent_dir, open_store
+from atomic_host.contract.registrations import StoreOptions
+from atomic_host.core.paths import agent_dir as default_agent_dir
+from atomic_host.session.stores import open_store
+
+if TYPE_CHECKING:
+    from atomic_host.contract.registrations import SessionStoreFactory
 
 
 def export_sessions(src: Any, dst: Any, cwd: str | None = None, *, overwrite: bool = False) -> int:
@@ -32,8 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", required=True)
     for action, src, dst in (("import", "jsonl", "sqlite"), ("export", "sqlite", "jsonl")):
         p = sub.add_parser(action)
-        p.add_argument("--from", dest="src", choices=("jsonl", "sqlite"), default=src)
-        p.add_argument("--to", dest="dst", choices=("jsonl", "sqlite"), default=dst)
+        p.add_argument("--from", dest="src", metavar="KIND", default=src)
+        p.add_argument("--to", dest="dst", metavar="KIND", default=dst)
         p.add_argument("--agent-dir", type=Path, default=None)
         p.add_argument("--session-dir", type=Path, default=None, help="source store's session dir")
         p.add_argument("--out", type=Path, default=None, help="destination store's session dir")
@@ -45,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], kinds: Mapping[str, SessionStoreFactory]) -> int:
     """Move sessions between the JSONL files and the SQLite database.
 
     ``atomic sessions import [FILE ...]`` copies JSONL sessions into SQLite (``--from jsonl
@@ -55,7 +61,8 @@ def main(argv: list[str]) -> int:
     ``~/.atomic/agent``), ``--session-dir DIR`` (source session dir), ``--out DIR``
     (destination session dir), ``--cwd PATH`` (one project; default: all), ``--overwrite``
     (replace sessions already present; default: skip them). Prints the count; exit 0, or 2 on
-    bad usage, 1 on errors.
+    bad usage, 1 on errors. ``kinds`` are the registered store kinds (any of them may be
+    ``--from`` / ``--to``).
     """
     if argv and argv[0] == "sessions":
         argv = argv[1:]
@@ -64,14 +71,18 @@ def main(argv: list[str]) -> int:
     if args.src == args.dst and args.session_dir == args.out and not args.files:
         print("source and destination are the same store", file=sys.stderr)
         return 2
-    dst = open_store(args.dst, agent_dir, args.out, args.cwd or "")
+    try:
+        dst = open_store(kinds, args.dst, StoreOptions(agent_dir, args.out, args.cwd or ""))
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     try:
         if args.files:
             for path in args.files:
                 dst.import_file(path).close()
             count = len(args.files)
         else:
-            src = open_store(args.src, agent_dir, args.session_dir, args.cwd or "")
+            src = open_store(kinds, args.src, StoreOptions(agent_dir, args.session_dir, args.cwd or ""))
             try:
                 count = export_sessions(src, dst, args.cwd, overwrite=args.overwrite)
             finally:

@@ -3,6 +3,12 @@
 ``catalog.json`` (Anthropic, OpenAI) is registered by this plugin; the catalogs of the other wire
 APIs (``google.json``) by the providers plugin, next to their adapters. The JSON is hand-curated
 (see each file's ``_provenance``); it is never fetched at runtime.
+
+A provider entry declares what the host knows of it: ``envKeys`` (the key variables, in order),
+``secretEnv`` (other credential variables, masked only), ``preferredModels`` (the default model
+when the user picks none). ``keyOnlyProviders`` of ``catalog.json`` are well-known providers
+without a model list here: id, name and key variables, for a ``models.json`` entry of that id
+(registered by the ``builtin_plugins.catalog.known_keys`` plugin).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 "baseUrl": m.get("baseUrl", raw["baseUrl"]),
             }
             model.update({k: copy.deepcopy(v) for k, v in m.items() if k not in model})
+            if raw.get("compat"):  # provider compat under the model's own
+                model["compat"] = {**raw["compat"], **(m.get("compat") or {})}
             models.append(model)
         out.append(
             ProviderInfo(
@@ -53,12 +61,34 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 env_keys=list(raw.get("envKeys", [])),
                 models=models,
                 headers=dict(raw.get("headers", {})),
+                compat=copy.deepcopy(raw.get("compat") or {}),
+                always_authenticated=bool(raw.get("keyless", False)),
                 plugin=plugin,
+                secret_env=list(raw.get("secretEnv", [])),
+                preferred_models=list(raw.get("preferredModels", [])),
             )
         )
     return out
 
 
+def key_only_providers(plugin: str = PLUGIN_NAME) -> list[ProviderInfo]:
+    """``ProviderInfo`` objects without models for the ``keyOnlyProviders`` of ``catalog.json``
+    that ``compat.json`` has no full entry for (a full entry declares the same keys, and a later
+    key-only registration would replace it and drop its models)."""
+    full = {raw["id"] for raw in _load("compat.json")["providers"]}
+    return [
+        ProviderInfo(id=raw["id"], name=raw["name"], api="", env_keys=list(raw["envKeys"]), plugin=plugin)
+        for raw in _load("catalog.json").get("keyOnlyProviders", [])
+        if raw["id"] not in full
+    ]
+
+
 def builtin_providers() -> list[ProviderInfo]:
     """Fresh ``ProviderInfo`` objects for every provider of ``catalog.json``."""
     return catalog_providers("catalog.json")
+
+
+def compat_providers() -> list[ProviderInfo]:
+    """Fresh ``ProviderInfo`` objects for the OpenAI-compatible providers of ``compat.json``
+    (hosted ones with models; keyless local servers whose models come from models.json)."""
+    return catalog_providers("compat.json")

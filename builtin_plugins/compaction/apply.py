@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from atomic_host.kit.compaction import stats as kit_stats
 
 _MARKER = re.compile(r"\(filtered (\d+) lines?\)")
 
@@ -63,19 +64,6 @@ def reconstruct(
     return Reconstruction("\n".join(out), lines_deleted, runs)
 
 
-def stats(
-    lines_before: int, rec: Reconstruction, tokens_before: int, tail_tokens: int
-) -> dict[str, Any]:
-    """The ``stats`` object: line counts, runs, tokens and the percent reduction (one decimal)."""
-    after = math.ceil(len(rec.text) / 4) + tail_tokens
-    # JavaScript's Math.round(x * 10) / 10: halves round up, not to even.
-    percent = math.floor(1000 * (1 - after / tokens_before) + 0.5) / 10 if tokens_before else 0
-    return {
-        "linesBefore": lines_before,
-        "linesDeleted": rec.lines_deleted,
-        "linesKept": lines_before - rec.lines_deleted,
-        "rangeCount": rec.range_count,
-        "tokensBefore": tokens_before,
-        "tokensAfter": after,
-        "percentReduction": percent,
-    }
+def stats(lines_before: int, rec: Reconstruction, tokens_before: int, tail_tokens: int) -> dict[str, Any]:
+    """The ``stats`` object of a reconstruction (``atomic_host.kit.compaction.stats``)."""
+    return kit_stats(lines_before, rec.lines_deleted, rec.range_count, rec.text, tokens_before, tail_tokens)

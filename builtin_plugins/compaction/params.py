@@ -1,14 +1,20 @@
-"""Compaction parameters from settings (semantics §4.1)."""
+"""Compaction parameters from settings (semantics §4.1); the normalisation is the kit's."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_RATIO = 0.5
-DEFAULT_PRESERVE_RECENT = 2
-DEFAULT_QUERY = "the latest user request"
+from atomic_host.kit.compaction import (
+    DEFAULT_PRESERVE_RECENT,
+    DEFAULT_QUERY,
+    DEFAULT_RATIO,
+    normalize_preserve_recent,
+    normalize_query,
+    normalize_ratio,
+)
+
+__all__ = ["Parameters", "from_settings", "normalize_preserve_recent", "normalize_query", "normalize_ratio"]
 
 
 @dataclass(frozen=True)
@@ -25,29 +31,6 @@ class Parameters:
             "preserve_recent": self.preserve_recent,
             "query": self.query,
         }
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def normalize_ratio(value: Any) -> float:
-    """A finite number strictly between 0 and 1, else 0.5."""
-    return float(value) if _finite(value) and 0 < value < 1 else DEFAULT_RATIO
-
-
-def normalize_preserve_recent(value: Any) -> int:
-    """``max(0, floor(x))`` for a finite number, else 2."""
-    return max(0, math.floor(value)) if _finite(value) else DEFAULT_PRESERVE_RECENT
-
-
-def normalize_query(setting: Any, last_user_text: str | None) -> str:
-    """The trimmed setting, else the last user-like message's text, else a fixed phrase (never truncated)."""
-    if isinstance(setting, str) and setting.strip():
-        return setting.strip()
-    if last_user_text and last_user_text.strip():
-        return last_user_text.strip()
-    return DEFAULT_QUERY
 
 
 def from_settings(get: Any, last_user_text: str | None) -> Parameters:

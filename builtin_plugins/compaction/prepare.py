@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from atomic_host.kit.messages import convert_to_llm, entry_to_message, is_active_boundary, starts_user_turn
+from atomic_host.kit.transcript import serialize_conversation
+
 MIN_LINES = 20
 HEADERS = ("[User]: ", "[Assistant thinking]: ", "[Assistant]: ", "[Assistant tool calls]: ", "[Tool result]: ")
 TOOL_RESULT_HEADER = "[Tool result]: "
@@ -41,14 +44,10 @@ class Preparation:
 
 def is_visible(message: dict[str, Any]) -> bool:
     """Whether a context message survives ``convert_to_llm`` (tool results and assistants always do)."""
-    from atomic_host.session.context import starts_user_turn
-
     return message.get("role") in ("assistant", "toolResult") or starts_user_turn(message)
 
 
 def _user_like_text(message: dict[str, Any]) -> str | None:
-    from atomic_host.session.context import convert_to_llm
-
     if message.get("role") not in ("user", "custom", "branchSummary", "bashExecution"):
         return None
     converted = convert_to_llm([message])
@@ -62,8 +61,6 @@ def _user_like_text(message: dict[str, Any]) -> str | None:
 
 def region_entries(branch: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The entries from the region start to the leaf, and the latest active boundary (if any)."""
-    from atomic_host.session.context import is_active_boundary
-
     b_index = next((i for i in range(len(branch) - 1, -1, -1) if is_active_boundary(branch[i])), None)
     if b_index is None:
         return branch, None
@@ -77,8 +74,6 @@ def prepare(
     branch: list[dict[str, Any]], preserve_recent: int, tokens_before: int = 0
 ) -> Preparation:
     """Split the active branch into the region to compact and the kept tail; number the lines."""
-    from atomic_host.session.context import convert_to_llm, entry_to_message, serialize_conversation
-
     entries, boundary = region_entries(branch)
     visible: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for entry in entries:

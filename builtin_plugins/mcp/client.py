@@ -24,6 +24,8 @@ import anyio
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
+from atomic_host.kit.log import log as host_log
+
 if TYPE_CHECKING:
     from builtin_plugins.mcp.config import ServerConfig
 
@@ -49,7 +51,7 @@ LAUNCHER = (
     "except OSError as e:sys.stderr.write(f'atomic-mcp: cannot run {sys.argv[2]}: {e.strerror}\\n');os._exit(127)\n"
 )
 
-log = logging.getLogger("mcp")
+log = logging.getLogger("mcp")  # the SDK's logger: its warnings are forwarded as one line each
 
 SDK_1 = importlib.util.find_spec("mcp.shared.session") is not None
 """mcp 1.x: it does not tell the server when a request is abandoned; :meth:`Connection.call` does."""
@@ -71,7 +73,7 @@ class _OneLine(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):
-            print(f"atomic: mcp: {record.getMessage()}", file=sys.stderr)
+            host_log.warning(f"mcp: {record.getMessage()}")
 
 
 if not log.handlers:
@@ -311,7 +313,7 @@ class Connection:
                     line = raw.decode("utf-8", "replace").rstrip("\n")
                     self.stderr_tail.append(line)
                     if self.forward_stderr:
-                        print(f"atomic: mcp[{self.cfg.name}]: {line}", file=sys.stderr)
+                        host_log.warning(f"mcp[{self.cfg.name}]: {line}")
             finally:
                 pipe.close()
             if self.state in ("connected", "starting") and not self._stopping:

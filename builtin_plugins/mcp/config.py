@@ -12,7 +12,6 @@ Standard library only: this runs at every start, with or without servers.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.records import field, record
+from atomic_host.kit.fsio import read_json_object
+from atomic_host.kit.log import log
 
 # Patterns as strings: ``re`` compiles (and caches) them on first use, not at every host start.
 NAME_UNSAFE = r"[^A-Za-z0-9_-]"
@@ -100,23 +101,11 @@ def expand(value: str, environ: dict[str, str] | os._Environ[str], where: str) -
 
 def _read(path: Path) -> dict[str, Any]:
     """The ``mcpServers`` object of an ``mcp.json``-shaped file; {} when absent or unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        print(f"atomic: mcp: cannot read {path}: {exc}", file=sys.stderr)
-        return {}
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        print(f"atomic: mcp: ignoring corrupt {path}: {exc}", file=sys.stderr)
-        return {}
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    servers = read_json_object(path, "MCP configuration").get("mcpServers")
     if servers is None:
         return {}
     if not isinstance(servers, dict):
-        print(f"atomic: mcp: ignoring {path}: mcpServers is not an object", file=sys.stderr)
+        log.warning(f"mcp: ignoring {path}: mcpServers is not an object")
         return {}
     return servers
 
@@ -193,7 +182,7 @@ def load_servers(
     if isinstance(in_settings, dict):
         sources.append(("settings.json", in_settings))
     elif in_settings is not None:
-        print("atomic: mcp: ignoring the mcpServers setting: not an object", file=sys.stderr)
+        log.warning("mcp: ignoring the mcpServers setting: not an object")
     project_file = Path(cwd) / ".mcp.json"
     if trusted:
         sources.append((str(project_file), _read(project_file)))

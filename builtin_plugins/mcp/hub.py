@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host import ToolResult
 from atomic_host.contract.tools import Tool, ToolAborted, ToolError
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 from builtin_plugins.mcp.config import ServerConfig, tool_name
 from builtin_plugins.mcp.results import to_content
 
@@ -176,7 +176,7 @@ class Hub:
     # --- reports and status (host loop) ---
 
     def report(self, message: str) -> None:
-        print(f"atomic: {message}", file=sys.stderr)
+        log.warning(f"{message}")
         with contextlib.suppress(Exception):
             self.api.emit({"type": "extension_error", "extensionPath": PLUGIN_PATH, "event": "mcp", "error": message})
 

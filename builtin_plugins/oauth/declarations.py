@@ -22,6 +22,8 @@ COPILOT_HEADERS = {
     "Copilot-Integration-Id": "vscode-chat",
 }
 CODEX_BASE_URL = "https://chatgpt.com/backend-api/codex"
+SUBSCRIPTION_PROVIDER_IDS = frozenset({"github-copilot", "openai-codex"})
+"""The providers :func:`subscription_providers` defines (the key-only list must not replace them)."""
 ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
 
 

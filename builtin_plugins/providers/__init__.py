@@ -2,6 +2,8 @@
 google-generative-ai and faux wire APIs, plus the ``faux`` and ``google`` provider catalogs.
 
 Stream functions are registered as ``"module:function"`` strings so httpx loads on first use.
+``faux`` runs in process: its API needs no HTTP client and its provider is ``scripted`` (never
+the default model).
 The anthropic/openai model catalogs are registered by ``builtin_plugins.catalog``; the Gemini one
 (``builtin_plugins/catalog/google.json``) comes with its adapter, from this plugin.
 """
@@ -55,7 +57,7 @@ def register_providers(register: Any, api: Any) -> None:
     from builtin_plugins.catalog.data import catalog_providers
 
     for name, target in APIS.items():
-        register(ApiImpl(api=name, stream=target))
+        register(ApiImpl(api=name, stream=target, needs_http=name != "faux"))
     for provider in catalog_providers("google.json", plugin=_PKG):
         register(provider)
     register(
@@ -66,5 +68,7 @@ def register_providers(register: Any, api: Any) -> None:
             base_url="http://localhost:0",
             models=[faux_model()],
             always_authenticated=faux_enabled(api),
+            background_summaries=False,
+            scripted=True,
         )
     )

@@ -233,7 +233,8 @@ class AnthropicParser(WireParser):
             return
         details = usage.get("cache_creation") or {}
         reasoning = (usage.get("output_tokens_details") or {}).get("thinking_tokens")
-        self.out.set_usage(
+        out = self.out
+        out.set_usage(
             input=usage.get("input_tokens"),
             output=usage.get("output_tokens"),
             cacheRead=usage.get("cache_read_input_tokens"),
@@ -241,6 +242,12 @@ class AnthropicParser(WireParser):
             cacheWrite1h=details.get("ephemeral_1h_input_tokens"),
             reasoning=reasoning,
         )
+        totals = out.message["usage"]
+        inp, cached = totals["input"], totals["cacheRead"] + totals["cacheWrite"]
+        if inp and abs(cached - inp) <= 0.1 * inp:
+            # Some gateways count the cached tokens inside input_tokens as well: the four-way sum
+            # would count them twice (semantics §4.6), so the total is input + output.
+            totals["totalTokens"] = inp + totals["output"]
 
     def on_event(self, event: str, data: str) -> list[Event]:
         out = self.out

@@ -1,16 +1,14 @@
-"""Helpers shared by the built-in tools: path resolution, atomic writes, text sniffing."""
+"""Helpers shared by the built-in tools: path resolution, text sniffing (atomic writes: ``kit.fsio``)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from atomic_host.contract.tools import ToolError
 from builtin_plugins.tools._text import display_name, looks_binary
 
-__all__ = ["atomic_write", "count_lines", "display_name", "display_path", "looks_binary", "resolve_path"]
+__all__ = ["count_lines", "display_name", "display_path", "looks_binary", "resolve_path"]
 
 
 def resolve_path(path: str, cwd: str) -> Path:
@@ -32,33 +30,6 @@ def display_path(path: Path, cwd: str) -> str:
     except ValueError:
         return display_name(str(path))
     return display_name(str(path) if rel.startswith("..") else rel)
-
-
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write via a temp file in the same directory and rename over ``path``.
-
-    Keeps the existing file's permission bits (or ``mode``); a reader never sees a half-written file.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def count_lines(text: str) -> int:

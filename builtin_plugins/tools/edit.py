@@ -15,7 +15,8 @@ import re
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
-from builtin_plugins.tools._common import atomic_write, display_path, resolve_path
+from atomic_host.kit.fsio import atomic_write
+from builtin_plugins.tools._common import display_path, resolve_path
 
 
 class Replacement(BaseModel):
@@ -141,7 +142,7 @@ def _edit(params: Params, ctx: ToolContext) -> ToolResult:
         out = "\ufeff" + out
     ctx.check_cancelled()  # last point where an abort leaves the file untouched
     try:
-        atomic_write(path, out.encode("utf-8"))
+        atomic_write(path, out.encode("utf-8"), None)
     except OSError as e:
         raise ToolError(f"Cannot write {rel}: {e.strerror or e}") from e
     diff, added, removed = _diff_summary(text, new_text, rel)

@@ -92,14 +92,14 @@ def read_todo(path: Path, hex_id: str) -> dict[str, Any]:
 
 
 def write_todo(path: Path, todo: dict[str, Any]) -> None:
-    from builtin_plugins.tools._common import atomic_write
+    from atomic_host.kit.fsio import atomic_write
 
     meta = {k: todo[k] for k in ("id", "title", "tags", "status", "created_at")}
     if todo.get("assigned_to_session"):
         meta["assigned_to_session"] = todo["assigned_to_session"]
     body = str(todo.get("body") or "").lstrip("\n").rstrip()
     text = json.dumps(meta, indent=2, ensure_ascii=False) + ("\n\n" + body + "\n" if body else "\n")
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write(path, text.encode("utf-8"), None)
 
 
 @contextlib.contextmanager

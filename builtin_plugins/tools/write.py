@@ -8,7 +8,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
-from builtin_plugins.tools._common import atomic_write, count_lines, display_path, resolve_path
+from atomic_host.kit.fsio import atomic_write
+from builtin_plugins.tools._common import count_lines, display_path, resolve_path
 
 
 class Params(BaseModel):
@@ -29,7 +30,7 @@ def _write(params: Params, ctx: ToolContext) -> ToolResult:
     data = params.content.encode("utf-8")
     ctx.check_cancelled()  # last point where an abort leaves the file untouched
     try:
-        atomic_write(path, data)
+        atomic_write(path, data, None)
     except OSError as e:
         raise ToolError(f"Cannot write {rel}: {e.strerror or e}") from e
     lines = count_lines(params.content)

@@ -12,7 +12,6 @@ import asyncio
 import importlib
 import os
 import socket
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.results import RecoverResult
+from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
 from builtin_plugins.workflows.definitions import Definition, DefinitionError, discover, render
 
@@ -146,7 +146,7 @@ class WorkflowEngine:
             try:
                 await asyncio.wait_for(asyncio.to_thread(self._ready.result().destroy), 5)
             except Exception as exc:  # leaving is more important than a clean DBOS shutdown
-                print(f"atomic: workflows: DBOS shutdown: {exc}", file=sys.stderr)
+                log.warning(f"workflows: DBOS shutdown: {exc}")
 
     # --- starting, progress, cancelling ---
 
@@ -180,7 +180,7 @@ class WorkflowEngine:
         except Exception as exc:
             if live.status in ("completed", "failed", "cancelled"):
                 return  # DBOS reports the cancellation of a run we already ended
-            print(f"atomic: workflow {live.spec['name']} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.warning(f"workflow {live.spec['name']} failed: {type(exc).__name__}: {exc}")
             await self.finish(live.spec, {"status": "failed", "error": str(exc) or type(exc).__name__})
 
     async def cancel(self, run_id: str) -> bool:
@@ -226,7 +226,7 @@ class WorkflowEngine:
         try:
             self.api.ui.notify(message, kind)
         except Exception as exc:
-            print(f"atomic: workflows: notify failed: {exc}", file=sys.stderr)
+            log.warning(f"workflows: notify failed: {exc}")
 
     async def execute_stage(self, spec: dict[str, Any], index: int, outputs: dict[str, str]) -> dict[str, Any]:
         """One stage (the body of the ``atomic.stage`` step): its model tiers in order."""
@@ -337,7 +337,7 @@ class WorkflowEngine:
         try:
             await self.api.send_message("workflow", text, display=True, details=details)
         except Exception as exc:
-            print(f"atomic: workflows: could not add the result: {exc}", file=sys.stderr)
+            log.warning(f"workflows: could not add the result: {exc}")
 
     # --- history ---
 

@@ -125,7 +125,7 @@ async def test_parallel_bash_wall_time(agent_host: Any) -> None:
 
 HOOK_PLUGIN = """
 from atomic_host import hookimpl
-from atomic_host.contract.results import ToolCallDecision
+from atomic_host.contract.results import ToolCallDecision, ToolPatch
 
 
 @hookimpl
@@ -143,7 +143,7 @@ def tool_call(event, api):
 @hookimpl
 def tool_result(event, api):
     if event.input.get("command") == "echo patch":
-        return {"content": [{"type": "text", "text": "patched by hook"}], "details": {"patched": True}}
+        return ToolPatch(content=[{"type": "text", "text": "patched by hook"}], details={"patched": True})
     return None
 """
 

@@ -11,7 +11,7 @@ from atomic_host.testing import start_host
 
 EXTENSION = '''
 from pathlib import Path
-from atomic_host import hookimpl
+from atomic_host import Cancel, CompactResult, hookimpl
 
 MODE = Path(__file__).with_suffix(".mode")
 
@@ -20,9 +20,9 @@ MODE = Path(__file__).with_suffix(".mode")
 def session_before_compact(event, api):
     mode = MODE.read_text() if MODE.exists() else ""
     if mode == "cancel":
-        return {"cancel": True}
+        return Cancel()
     if mode == "supply":
-        return {"compacted_text": "[User]: summary by hook, reason=" + event.reason}
+        return CompactResult("[User]: summary by hook, reason=" + event.reason)
     return None
 '''
 

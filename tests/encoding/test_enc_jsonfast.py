@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from atomic_host.client import loads_deep
 from atomic_host.core import jsonfast
-from atomic_host.session.store.base import MemoryStore
+from atomic_host.kit.sessions.store import MemoryStore
+from atomic_host.session.tree import tree_json
 
 
 @pytest.fixture(params=["stdlib", "orjson"])
@@ -95,6 +96,6 @@ def sessions(draw: st.DrawFn) -> Any:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(session=sessions())
 def test_tree_json_is_the_tree_encoded(engine: str, session: Any) -> None:
-    line = session.tree_json()
+    line = tree_json(session)
     _no_raw_breaks(line)
     assert _canonical(loads_deep(line)) == _canonical(session.tree())

@@ -108,5 +108,8 @@ def test_plugin_registers_providers() -> None:
     pm.register(plugin)
     got: list[ProviderInfo] = []
     pm.hook.register_providers(register=got.append, api=None)
-    assert [p.id for p in got] == ["anthropic", "openai", "github-copilot", "openai-codex"]
+    assert [p.id for p in got] == [
+        "anthropic", "openai", "openrouter", "groq", "xai", "mistral", "cerebras", "deepseek",
+        "ollama", "llama.cpp", "vllm", "lmstudio", "github-copilot", "openai-codex",
+    ]
     assert got[0].oauth is not None and got[1].oauth is None  # the Anthropic (Claude Pro/Max) sign-in

@@ -5,6 +5,7 @@ and the token then used (and refreshed on a 401) by a real request to a local mo
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 from oauth_helpers import (
@@ -32,7 +33,8 @@ def chat_reply(text: str) -> list[str]:
 
 
 async def test_device_flow_polls_through_pending_and_slow_down_then_stores_the_copilot_token(tmp_path: Path) -> None:
-    with OAuthServer(device_polls=["authorization_pending", ("slow_down", 0.2), "authorization_pending", "ok"]) as oauth:
+    polls = ["authorization_pending", ("slow_down", 0.2), "authorization_pending", "ok"]
+    with OAuthServer(device_polls=polls) as oauth:
         async with login_host(tmp_path, env=oauth_env(oauth, "github-copilot")) as host:
             c = host.client
             login = start_login(c, "github-copilot", loginId="L1")
@@ -56,7 +58,7 @@ async def test_device_flow_polls_through_pending_and_slow_down_then_stores_the_c
             assert all(p.body["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code" for p in polls)
             assert {p.body["client_id"] for p in polls} == {COPILOT_CLIENT_ID}
             # slow_down's interval (0.2 s) is honoured before the next poll
-            gaps = [b.at - a.at for a, b in zip(polls, polls[1:], strict=False)]
+            gaps = [b.at - a.at for a, b in itertools.pairwise(polls)]
             assert gaps[1] >= 0.2 and gaps[2] >= 0.2, gaps
             [exchange] = oauth.seen("/copilot/token")
             assert exchange.headers["authorization"] == f"Bearer {oauth.github_tokens[0]}"

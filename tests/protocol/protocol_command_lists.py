@@ -12,7 +12,7 @@ RPC_DOCUMENT_COMMANDS = [
 ]  # fmt: skip
 SEMANTICS_COMMANDS = [
     "user_bash", "abort_compaction", "pause_queued_messages", "resume_queued_messages", "navigate_tree",
-    "set_label", "import_session", "refresh_models", "login_provider", "cancel_login_provider", "save_provider_credential",
-    "get_command_completions", "extension_ui_response",
+    "set_label", "import_session", "refresh_models", "login_provider", "cancel_login_provider",
+    "save_provider_credential", "get_command_completions", "extension_ui_response",
 ]  # fmt: skip
 ALL_COMMANDS = RPC_DOCUMENT_COMMANDS + SEMANTICS_COMMANDS

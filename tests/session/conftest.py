@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from session_helpers import CWD
 
-from atomic_host.session.store.base import open_store
+from builtin_plugins.stores import open_builtin_store as open_store
 
 
 @pytest.fixture

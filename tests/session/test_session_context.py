@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from session_helpers import assistant, tool_result, user
 
+from atomic_host.kit.sessions.tree import Session
 from atomic_host.session.context import (
     BRANCH_SUMMARY_PREFIX,
     INTERRUPTED_TOOL_TEXT,
@@ -12,7 +13,6 @@ from atomic_host.session.context import (
     build_session_context,
     convert_to_llm,
 )
-from atomic_host.session.tree import Session
 
 
 def make(*items) -> Session:

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from atomic_host.session.store.base import open_store
+from builtin_plugins.stores import open_builtin_store as open_store
 
 SCRIPT = r"""
 import sys
-from atomic_host.session.store.base import open_store
+from builtin_plugins.stores import open_builtin_store as open_store
 kind, agent = sys.argv[1], sys.argv[2]
 store = open_store(kind, agent, None, "/crash")
 s = store.new_session("/crash")

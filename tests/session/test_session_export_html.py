@@ -7,8 +7,8 @@ from pathlib import Path
 
 from session_helpers import assistant, tool_result, user
 
-from atomic_host.session.tree import Session
-from builtin_plugins.export_html import default_export_path, export_session, render_html
+from atomic_host.kit.sessions.tree import Session
+from builtin_plugins.export_html.page import default_export_path, export_session, render_html
 
 
 def build() -> Session:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from session_helpers import CWD, assistant, chat, user
 
-from atomic_host.session.store.base import SessionNotFound, default_session_dir
-from atomic_host.session.store.jsonl import JsonlStore
+from atomic_host.kit.sessions.errors import SessionNotFound
+from atomic_host.kit.sessions.store import default_session_dir
 from atomic_host.testing import read_jsonl
+from builtin_plugins.stores.jsonl import JsonlStore
 
 V3 = [
     {

@@ -242,7 +242,7 @@ def test_stats(store):
 def test_sqlite_database_is_owner_only(agent_dir):
     import stat
 
-    from atomic_host.session.store.base import open_store
+    from builtin_plugins.stores import open_builtin_store as open_store
 
     db = open_store("sqlite", agent_dir, None, CWD)
     chat(db, 1)
@@ -252,7 +252,7 @@ def test_sqlite_database_is_owner_only(agent_dir):
 
 
 def test_memory_store_never_writes(agent_dir):
-    from atomic_host.session.store.base import open_store
+    from builtin_plugins.stores import open_builtin_store as open_store
 
     mem = open_store("memory", agent_dir, None, CWD)
     session = chat(mem, 1)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from session_helpers import CWD, chat
 
-from atomic_host.session.store.base import open_store
-from atomic_host.session.transfer import export_sessions, main
+from atomic_host.session.transfer import export_sessions
+from atomic_host.session.transfer import main as transfer_main
+from builtin_plugins.stores import STORES
+from builtin_plugins.stores import open_builtin_store as open_store
+
+KINDS = {f.kind: f for f in STORES}
+
+
+def main(argv: list[str]) -> int:
+    return transfer_main(argv, KINDS)
 
 
 def test_round_trip_jsonl_sqlite_jsonl(agent_dir, tmp_path):

@@ -376,7 +376,7 @@ async def test_import_recovery_and_export_html(srpc_host: Any, base: Path) -> No
 
 async def test_long_session_tree_and_switch(srpc_host: Any, base: Path) -> None:
     """A 1,500-turn linear session: get_tree nests 3,000 levels deep and must still answer."""
-    from atomic_host.session.store.base import open_store
+    from builtin_plugins.stores import open_builtin_store as open_store
 
     work = base / "work"
     work.mkdir(exist_ok=True)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from srpc_helpers import chat, error_of, mode, read_jsonl, state
 
-from atomic_host.session.store.jsonl import load_jsonl
+from atomic_host.kit.sessions.jsonl import load_jsonl
 
 BAD_IDS = ["../escape", "../../etc/passwd", "/etc/passwd", "a/b", ".hidden", "x..", ""]
 

@@ -5,12 +5,13 @@ API-key order for a provider (providers.md §2 "API keys"):
 1. the CLI ``--api-key`` (for ``cli_provider`` when given, else for every provider);
 2. ``auth.json`` (``<agent_dir>/auth.json``, then the optional legacy file) — a stored credential owns
    the provider: if it resolves to nothing there is no fallback;
-3. environment variables (``ProviderInfo.env_keys``, or a known ``<NAME>_API_KEY`` for well-known ids);
+3. environment variables (``ProviderInfo.env_keys``: the catalog declares them for the well-known
+   providers, also for those it lists without models, so a models.json provider of such an id finds its key);
 4. the provider's ``apiKey`` in ``models.json``.
 
 A provider is *configured* (its models are *available*) when one of these yields a value or it is
-``always_authenticated``. Keyless local servers (ollama, llama.cpp, vLLM) declared in models.json
-therefore need a dummy ``"apiKey"`` (e.g. ``"ollama"``) to show up as available.
+``always_authenticated``. The catalog's keyless local servers (ollama, llama.cpp, vllm, lmstudio) are;
+a keyless server under another id in models.json still needs a dummy ``"apiKey"`` to show up.
 
 Every credential the registry learns is registered with :mod:`atomic_host.kit.secrets` so the host
 masks it in everything it writes: at load (env vars, auth.json keys and OAuth tokens, models.json
@@ -39,26 +40,17 @@ from atomic_host.core.models.models_json import (
 )
 from atomic_host.kit import secrets
 
-# Env vars of well-known providers, used when a provider declares no env_keys (e.g. one from models.json).
-KNOWN_ENV_KEYS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
-    "openai": ("OPENAI_API_KEY",),
-    "google": ("GEMINI_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "xai": ("XAI_API_KEY",),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "deepseek": ("DEEPSEEK_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "cerebras": ("CEREBRAS_API_KEY",),
-    "fireworks": ("FIREWORKS_API_KEY",),
-    "together": ("TOGETHER_API_KEY",),
-    "github-copilot": ("COPILOT_GITHUB_TOKEN",),
-    "huggingface": ("HF_TOKEN",),
-}
+CREDENTIAL_ENV_SUFFIXES = ("_API_KEY", "_TOKEN")
+"""Environment variables named like this hold credentials (``ANTHROPIC_API_KEY``, ``HF_TOKEN``,
+``ANTHROPIC_OAUTH_TOKEN``, …): their values are masked from startup on, before any provider plugin
+has said which variables it reads. Declared names of other shapes are masked once registered."""
 MODELS_JSON_PLUGIN = "models.json"
-CREDENTIAL_ONLY_ENV_KEYS = ("ANTHROPIC_AUTH_TOKEN",)
-"""Credentials in the environment that are not API keys (a gateway bearer): masked, never resolved."""
 AuthStatus = dict[str, Any]
+
+
+def credential_env_names(env: Mapping[str, str]) -> list[str]:
+    """The variables of ``env`` whose names say they hold a credential (:data:`CREDENTIAL_ENV_SUFFIXES`)."""
+    return [name for name in env if name.upper().endswith(CREDENTIAL_ENV_SUFFIXES)]
 
 
 def register_env_credentials(env: Mapping[str, str], names: Any) -> None:
@@ -98,10 +90,11 @@ def register_auth_records(auth: Mapping[str, Any], env: Mapping[str, str]) -> No
 
 def register_startup_credentials(agent_dir: Path, env: Mapping[str, str], cli_api_key: str | None) -> None:
     """What can be known before any plugin loads (a plugin may print at import): ``--api-key``,
-    the well-known provider env vars and the stored credentials in ``<agent_dir>/auth.json``."""
+    every env var named like a credential (:func:`credential_env_names`; the key variables of the
+    well-known providers all are) and the stored credentials in ``<agent_dir>/auth.json``. The
+    variables providers declare are registered again, by name, when the registry loads."""
     secrets.register(cli_api_key, "--api-key")
-    register_env_credentials(env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
-    register_env_credentials(env, CREDENTIAL_ONLY_ENV_KEYS)
+    register_env_credentials(env, credential_env_names(env))
     try:
         register_auth_records(read_auth(Path(agent_dir) / "auth.json"), env)
     except AuthFileError:
@@ -167,10 +160,9 @@ class ModelRegistry:
     def _register_credentials(self, configs: dict[str, ProviderConfig]) -> None:
         """Tell :mod:`atomic_host.kit.secrets` every credential known without running a command."""
         secrets.register(self.cli_api_key, "--api-key")
-        register_env_credentials(self.env, [n for names in KNOWN_ENV_KEYS.values() for n in names])
-        register_env_credentials(self.env, CREDENTIAL_ONLY_ENV_KEYS)
-        for pid in self._providers:
-            register_env_credentials(self.env, self._env_keys(pid))
+        register_env_credentials(self.env, credential_env_names(self.env))
+        for entry in self._providers.values():
+            register_env_credentials(self.env, [*entry.info.env_keys, *entry.info.secret_env])
         register_auth_records(self._auth, self.env)
         for pid, cfg in configs.items():
             if cfg.api_key:
@@ -210,7 +202,8 @@ class ModelRegistry:
                 self.errors.append(f"models.json: provider {pid!r}: model {raw['id']!r} needs api and "
                                    "baseUrl (on the model or the provider); skipped")
                 continue
-            upsert(entry.models, normalize_model(raw, pid, api, base_url, cfg.compat))
+            compat = {**entry.info.compat, **cfg.compat}
+            upsert(entry.models, normalize_model(raw, pid, api, base_url, compat))
         known = {m["id"]: m for m in entry.models}
         for model_id, patch in cfg.overrides.items():
             if model_id in known and isinstance(patch, dict):
@@ -257,6 +250,27 @@ class ModelRegistry:
                 return copy.deepcopy(m)
         return None
 
+    def default_model(self) -> dict[str, Any] | None:
+        """The model to use when the user chose none (a copy), or None when nothing is available.
+
+        Each provider's ``preferred_models``, providers in registration order (built-ins first), the
+        first available one wins; otherwise the first available model of a provider that is not
+        ``scripted`` (the scripted ``faux`` is only used when asked for by name)."""
+        available = self.available()
+        by_key = {(m["provider"], m["id"]): m for m in available}
+        for pid, entry in self._providers.items():
+            for model_id in entry.info.preferred_models:
+                if (pid, model_id) in by_key:
+                    return by_key[(pid, model_id)]
+        scripted = {pid for pid, entry in self._providers.items() if entry.info.scripted}
+        return next((m for m in available if m["provider"] not in scripted), None)
+
+    def needs_http(self, api: str) -> bool:
+        """Whether requests of ``api`` take the shared HTTP client (``ApiImpl.needs_http``; True
+        for an API no plugin registered, so a models.json one is treated as HTTP)."""
+        impl = self._apis.get(api)
+        return impl.needs_http if impl is not None else True
+
     # -- auth ----------------------------------------------------------------------------------
 
     def env_key_names(self, provider: str) -> tuple[str, ...]:
@@ -265,9 +279,7 @@ class ModelRegistry:
 
     def _env_keys(self, provider: str) -> tuple[str, ...]:
         entry = self._providers.get(provider)
-        if entry and entry.info.env_keys:
-            return tuple(entry.info.env_keys)
-        return KNOWN_ENV_KEYS.get(provider, ())
+        return tuple(entry.info.env_keys) if entry else ()
 
     def _cli_applies(self, provider: str) -> bool:
         return bool(self.cli_api_key) and (self.cli_provider is None or self.cli_provider == provider)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,14 +54,16 @@ from acp.schema import (
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.markers import hookimpl
 from atomic_host.contract.results import ToolCallDecision
+from atomic_host.engine import navigation
 from atomic_host.frontends.acp import translate
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import ToolCallEvent
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.frontends.acp.transport import HostTransport
+    from atomic_host.kit.sessions.tree import Session
     from atomic_host.runtime import Runtime
-    from atomic_host.session.tree import Session
 
 ASK_TOOLS = ("bash", "write", "edit")
 """Tools that ask the client before they run (settings ``acp.askTools`` replaces the list)."""
@@ -128,7 +129,7 @@ class PermissionGate:
         try:
             return await self.frontend.permit(event)
         except Exception as exc:  # fail closed: a broken gate must not let a risky tool through
-            print(f"atomic: permission gate failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            log.warning(f"permission gate failed: {type(exc).__name__}: {exc}")
             return ToolCallDecision(block=True, reason=f"Could not ask for permission: {exc}")
 
 
@@ -188,7 +189,7 @@ class UpdateStream:
             except ConnectionError:
                 continue  # the client went away: the host shuts down when stdin closes
             except Exception as exc:
-                print(f"atomic: could not send an ACP notification: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"could not send an ACP notification: {type(exc).__name__}: {exc}")
 
 
 class AcpFrontend:
@@ -198,7 +199,8 @@ class AcpFrontend:
         from atomic_host.frontends.rpc.handlers import Handlers
 
         self.rt = rt
-        self.handlers = Handlers(rt)
+        self.commands = Handlers(rt).table()
+        """The RPC command table, for ``_atomic/command``."""
         self.conn: Any = None
         self.transport: HostTransport | None = None
         self.updates = UpdateStream()
@@ -245,7 +247,7 @@ class AcpFrontend:
         if agent.session.id == state.id:
             return agent
         self._refuse_while_running()
-        await self.handlers._activate(state.session, "resume", fresh=False, cwd=state.cwd)
+        await navigation.activate(self.rt, state.session, "resume", fresh=False, cwd=state.cwd)
         return self.rt.require_session()
 
     def _refuse_while_running(self) -> None:
@@ -405,7 +407,7 @@ class AcpFrontend:
             outcome = ask.result().outcome
             choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else "cancelled"
         elif not ask.cancelled():
-            print(f"atomic: permission request failed: {ask.exception()}", file=sys.stderr)
+            log.warning(f"permission request failed: {ask.exception()}")
         if choice == "allow_always":
             state.allowed.add(name)
         if choice in ("allow_once", "allow_always"):
@@ -458,17 +460,16 @@ class AcpFrontend:
         )
         why = "the mcp plugin does not take servers from ACP clients yet" if installed else "no MCP plugin is installed"
         note = f"ignored {len(names)} MCP server(s) from the client ({', '.join(names)}): {why}"
-        print(f"atomic: {note}", file=sys.stderr)
+        log.warning(f"{note}")
         return {"atomic": {"mcpServersIgnored": names, "note": note}}
 
     async def new_session(
         self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
         self._refuse_while_running()
-        if await self.handlers._before("session_before_switch", reason="new"):
+        if not await navigation.new_session(self.rt, cwd=cwd):
             raise _failure("A plugin cancelled the new session")
-        session = self.rt.store.new_session(cwd)
-        await self.handlers._activate(session, "new", fresh=True, cwd=cwd)
+        session = self.rt.require_session().session
         state = self.sessions[session.id] = AcpSession(session.id, cwd, session, mode=self._default_mode())
         if self.transport is not None:  # commands once the client knows the session id
             self.transport.after_sent(
@@ -493,9 +494,8 @@ class AcpFrontend:
         self._refuse_while_running()
         known = self.sessions.get(session_id)
         session = known.session if known is not None else await self._open(session_id, cwd)
-        if await self.handlers._before("session_before_switch", reason="resume", target_session_file=session.location):
+        if not await navigation.switch_session(self.rt, session, cwd=cwd):
             raise _failure("A plugin cancelled loading the session")
-        await self.handlers._activate(session, "resume", fresh=False, cwd=cwd)
         state = known or AcpSession(session.id, cwd, session, mode=self._default_mode())
         state.cwd = cwd
         self.sessions[session_id] = state
@@ -508,7 +508,7 @@ class AcpFrontend:
         )
 
     async def _open(self, session_id: str, cwd: str) -> Session:
-        from atomic_host.session.store.base import SessionNotFound
+        from atomic_host.kit.sessions.errors import SessionNotFound
 
         store = self.rt.store
         try:
@@ -710,18 +710,14 @@ class AcpFrontend:
 
     async def _command(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """``_atomic/command``: one RPC command (docs/protocol.md), answered with its ``data``."""
-        from atomic_host.frontends.rpc.server import NO_DATA, NO_FIELDS, NO_RESPONSE
+        from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE
 
-        table = self.handlers.table()
+        table = self.commands
         ctype = cmd.get("type")
         if not isinstance(ctype, str) or ctype not in table:
             raise RequestError.invalid_params({"message": f"Unknown command: {ctype}"})
         try:
-            if ctype not in NO_FIELDS:
-                from atomic_host.core.protocol.validate import parse_command
-
-                parse_command(cmd)
-            data = await table[ctype](cmd)
+            data = await table[ctype](cmd)  # validates the command against its protocol model
         except HostError as exc:
             raise _failure(str(exc)) from None
         except Exception as exc:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 
 from atomic_host.core.options import Options
+from atomic_host.kit.log import log
 
 
 async def serve(opts: Options) -> int:
@@ -27,14 +27,14 @@ async def serve(opts: Options) -> int:
     protocol = Output(fd=claim_stdout())
     events = Output()
     events.closed = True  # engine events are translated by the listener, never written as such
-    rt = Runtime(opts, out=events)
+    rt = Runtime(opts, out=events)  # the UI needs the frontend, which needs the runtime: set below
     frontend = AcpFrontend(rt)
-    rt.ui = AcpUI(frontend)  # type: ignore[assignment]
+    rt.ui = AcpUI(frontend)
     events.listeners.append(frontend.on_event)
     try:
         await rt.start()
     except Exception as exc:
-        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.warning(f"failed to start: {type(exc).__name__}: {exc}")
         return 1
     transport = HostTransport(protocol, await open_stdin_lines())
     frontend.transport = transport

@@ -8,10 +8,10 @@ widget and title updates reach clients that subscribed with ``_atomic/subscribe`
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.frontends.rpc.ui import FireAndForgetUI
+from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
     import asyncio
@@ -45,7 +45,7 @@ class AcpUI(FireAndForgetUI):
         return None
 
     def notify(self, message: str, notify_type: str = "info") -> None:
-        print(f"atomic: [{notify_type}] {message}", file=sys.stderr)
+        log.warning(f"[{notify_type}] {message}")
         self.frontend.agent_text(message if notify_type == "info" else f"**{notify_type}:** {message}")
         super().notify(message, notify_type)
 

@@ -1,28 +1,56 @@
-"""One handler per RPC command. Each takes the raw command dict (already validated against its
-protocol model) and returns the response ``data`` (or ``NO_DATA``); raising gives ``success:false``."""
+"""The RPC command handlers, each declared once with ``@command`` (``frontends/rpc/table.py``): the
+handler's name gives the command ``type``, the decorator its lane, its parameters what it takes
+(nothing, or the command validated against its protocol model). A handler returns the response
+``data`` (or ``NO_DATA``); raising gives ``success:false``. Navigation between sessions is the
+engine's (``engine/navigation.py``), so every frontend fires the same session hooks."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.contract.events import EVENT_TYPES
-from atomic_host.contract.results import Cancel
+from atomic_host.engine import navigation
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
+from atomic_host.frontends.rpc.table import Cmd, CommandTable, command
 
 if TYPE_CHECKING:
+    from atomic_host.core.protocol.commands import (
+        AbortBashCommand,
+        BashCommand,
+        CompactCommand,
+        CycleModelCommand,
+        DeleteSessionCommand,
+        ExportHtmlCommand,
+        ExtensionUiResponseCommand,
+        FollowUpCommand,
+        ForkCommand,
+        GetCommandCompletionsCommand,
+        GetEntriesCommand,
+        GetWorkflowRunSummaryCommand,
+        ImportSessionCommand,
+        ListWorkflowRunsCommand,
+        NavigateTreeCommand,
+        NewSessionCommand,
+        PromptCommand,
+        SetAutoCompactionCommand,
+        SetAutoRetryCommand,
+        SetFollowUpModeCommand,
+        SetLabelCommand,
+        SetModelCommand,
+        SetSessionNameCommand,
+        SetSteeringModeCommand,
+        SetThinkingLevelCommand,
+        StartPendingRecoveryCommand,
+        SteerCommand,
+        SwitchSessionCommand,
+        UserBashCommand,
+    )
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.runtime import Runtime
-    from atomic_host.session.tree import Session
-
-Cmd = dict[str, Any]
 
 
 class Handlers:
-    """Binds the command table to one runtime."""
+    """The command handlers, bound to one runtime."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -31,83 +59,90 @@ class Handlers:
     def agent(self) -> AgentSession:
         return self.rt.require_session()
 
-    def table(self) -> dict[str, Callable[[Cmd], Awaitable[Any]]]:
-        table = {name[3:]: getattr(self, name) for name in dir(self) if name.startswith("on_")}
-        for name in NOT_BUILT:
-            table.setdefault(name, self._not_built(name))
-        return table
-
-    @staticmethod
-    def _not_built(name: str) -> Callable[[Cmd], Awaitable[Any]]:
-        async def handler(_cmd: Cmd) -> Any:
-            raise CommandFailed(f"{name} is not available in atomic-host yet")
-
-        return handler
+    def table(self) -> CommandTable:
+        """Every declared command of this object: ``type`` → handler, and the lanes."""
+        return CommandTable(self)
 
     # --- prompting and queues ---
 
-    async def on_prompt(self, cmd: Cmd) -> Any:
-        disposition = await self.agent.prompt(cmd["message"], cmd.get("images"), cmd.get("streamingBehavior"))
+    @command()
+    async def on_prompt(self, cmd: PromptCommand, sent: Cmd) -> Any:
+        # images as sent: they are stored and echoed verbatim
+        disposition = await self.agent.prompt(cmd.message, sent.get("images"), cmd.streaming_behavior)
         return {"disposition": disposition}
 
-    async def on_steer(self, cmd: Cmd) -> Any:
-        return {"disposition": await self.agent.queue_message("steer", cmd["message"], cmd.get("images"))}
+    @command()
+    async def on_steer(self, cmd: SteerCommand, sent: Cmd) -> Any:
+        return {"disposition": await self.agent.queue_message("steer", cmd.message, sent.get("images"))}
 
-    async def on_follow_up(self, cmd: Cmd) -> Any:
-        return {"disposition": await self.agent.queue_message("followUp", cmd["message"], cmd.get("images"))}
+    @command()
+    async def on_follow_up(self, cmd: FollowUpCommand, sent: Cmd) -> Any:
+        return {"disposition": await self.agent.queue_message("followUp", cmd.message, sent.get("images"))}
 
-    async def on_abort(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_abort(self) -> Any:
         await self.agent.abort()
         return NO_DATA
 
-    async def on_abort_retry(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_abort_retry(self) -> Any:
         self.agent.abort_retry()
         return NO_DATA
 
-    async def on_clear_queue(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_clear_queue(self) -> Any:
         return self.agent.clear_queue()
 
-    async def on_pause_queued_messages(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_pause_queued_messages(self) -> Any:
         self.agent.paused = True
         return NO_DATA
 
-    async def on_resume_queued_messages(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_resume_queued_messages(self) -> Any:
         return {"released": self.agent.resume_queue()}
 
-    async def on_set_steering_mode(self, cmd: Cmd) -> Any:
-        self.agent.steering_mode = cmd["mode"]
-        self.rt.settings.save_global("steeringMode", cmd["mode"])
+    @command()
+    async def on_set_steering_mode(self, cmd: SetSteeringModeCommand) -> Any:
+        self.agent.steering_mode = cmd.mode
+        self.rt.settings.save_global("steeringMode", cmd.mode)
         return NO_DATA
 
-    async def on_set_follow_up_mode(self, cmd: Cmd) -> Any:
-        self.agent.follow_up_mode = cmd["mode"]
-        self.rt.settings.save_global("followUpMode", cmd["mode"])
+    @command()
+    async def on_set_follow_up_mode(self, cmd: SetFollowUpModeCommand) -> Any:
+        self.agent.follow_up_mode = cmd.mode
+        self.rt.settings.save_global("followUpMode", cmd.mode)
         return NO_DATA
 
-    async def on_set_auto_retry(self, cmd: Cmd) -> Any:
-        self.agent.auto_retry = bool(cmd["enabled"])
+    @command()
+    async def on_set_auto_retry(self, cmd: SetAutoRetryCommand) -> Any:
+        self.agent.auto_retry = bool(cmd.enabled)
         self.rt.settings.save_global("retry.enabled", self.agent.auto_retry)
         return NO_DATA
 
-    async def on_compact(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_compact(self, _cmd: CompactCommand) -> Any:
         from atomic_host.engine.compaction import manual_compact
 
         return await manual_compact(self.agent)
 
-    async def on_abort_compaction(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_abort_compaction(self) -> Any:
         from atomic_host.engine.compaction import abort_compaction
 
         abort_compaction(self.agent)
         return NO_DATA
 
-    async def on_set_auto_compaction(self, cmd: Cmd) -> Any:
-        self.agent.auto_compaction = bool(cmd["enabled"])
+    @command()
+    async def on_set_auto_compaction(self, cmd: SetAutoCompactionCommand) -> Any:
+        self.agent.auto_compaction = bool(cmd.enabled)
         self.rt.settings.save_global("compaction.enabled", self.agent.auto_compaction)
         return NO_DATA
 
     # --- state ---
 
-    async def on_get_state(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_state(self) -> Any:
         a = self.agent
         data: dict[str, Any] = {
             "model": a.model,
@@ -134,11 +169,13 @@ class Handlers:
             data["userModel"] = {"provider": a.fallback_from[0].get("provider"), "id": a.fallback_from[0].get("id")}
         return data
 
-    async def on_get_messages(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_messages(self) -> Any:
         return {"messages": self.agent.messages}
 
-    async def on_get_last_assistant_text(self, _cmd: Cmd) -> Any:
-        from atomic_host.session.tree import message_text
+    @command()
+    async def on_get_last_assistant_text(self) -> Any:
+        from atomic_host.kit.messages import message_text
 
         for m in reversed(self.agent.messages):
             if m.get("role") != "assistant":
@@ -149,17 +186,20 @@ class Handlers:
             return {"text": text or None}
         return {"text": None}
 
-    async def on_get_session_stats(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_session_stats(self) -> Any:
         from atomic_host.session.stats import session_stats
 
         return session_stats(self.agent)
 
-    async def on_get_tools(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_tools(self) -> Any:
         from atomic_host.plugins.selection import report
 
         return report(self.rt)
 
-    async def on_get_commands(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_commands(self) -> Any:
         order = {"extension": 0, "prompt": 1, "skill": 2}
         commands = []
         for c in sorted(self.rt.commands.all(), key=lambda c: order.get(c.source, 3)):
@@ -173,14 +213,15 @@ class Handlers:
             commands.append(item)
         return {"commands": commands}
 
-    async def on_get_command_completions(self, cmd: Cmd) -> Any:
+    @command()
+    async def on_get_command_completions(self, cmd: GetCommandCompletionsCommand) -> Any:
         from atomic_host.contract.tools import resolve
 
-        command = self.rt.commands.get(str(cmd["commandName"]).lstrip("/"))
+        command = self.rt.commands.get(cmd.command_name.lstrip("/"))
         if command is None or command.completions is None:
             return {"completions": None}
         try:
-            return {"completions": resolve(command.completions)(cmd.get("argumentPrefix", ""))}
+            return {"completions": resolve(command.completions)(cmd.argument_prefix)}
         except Exception as exc:
             self.rt.extension_error(command.path or command.plugin, "get_command_completions", str(exc))
             return {"completions": None}
@@ -197,19 +238,24 @@ class Handlers:
             "providerAuthStatuses": reg.provider_auth_statuses(),
         }
 
-    async def on_get_available_models(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_available_models(self) -> Any:
         return self._models_data()
 
-    async def on_refresh_models(self, _cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_refresh_models(self) -> Any:
         self.rt.models.reload()
         return self._models_data()
 
-    async def on_set_model(self, cmd: Cmd) -> Any:
-        return self.agent.set_model(cmd["provider"], cmd["modelId"], persist=bool(cmd.get("persist")))
+    @command()
+    async def on_set_model(self, cmd: SetModelCommand) -> Any:
+        return self.agent.set_model(cmd.provider, cmd.model_id, persist=bool(cmd.persist))
 
-    async def on_cycle_model(self, cmd: Cmd) -> Any:
-        return self.agent.cycle_model(cmd.get("direction"), bool(cmd.get("persist")))
+    @command()
+    async def on_cycle_model(self, cmd: CycleModelCommand) -> Any:
+        return self.agent.cycle_model(cmd.direction, bool(cmd.persist))
 
+    @command(raw=True)
     async def on_logout_provider(self, cmd: Cmd) -> Any:
         data = await self._logins().logout(cmd)
         return {**data, "models": self.rt.models.available(),
@@ -224,23 +270,31 @@ class Handlers:
             self._provider_logins = ProviderLogins(self.rt, self._models_data)
         return self._provider_logins
 
+    # A login lasts as long as the user takes in the browser and touches no session state: on the
+    # ordinary lane it would hold every command sent meanwhile (upstream Atomic moved it too).
+    @command(lane="concurrent", raw=True)
     async def on_login_provider(self, cmd: Cmd) -> Any:
         return await self._logins().login(cmd)
 
+    @command(lane="concurrent", raw=True)
     async def on_cancel_login_provider(self, cmd: Cmd) -> Any:
         self._logins().cancel(cmd)
         return NO_DATA
 
+    @command(raw=True)
     async def on_save_provider_credential(self, cmd: Cmd) -> Any:
         return self._logins().save(cmd)
 
-    async def on_set_thinking_level(self, cmd: Cmd) -> Any:
-        return self.agent.set_thinking_level(cmd["level"], persist=bool(cmd.get("persist")))
+    @command()
+    async def on_set_thinking_level(self, cmd: SetThinkingLevelCommand) -> Any:
+        return self.agent.set_thinking_level(cmd.level, persist=bool(cmd.persist))
 
-    async def on_cycle_thinking_level(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_cycle_thinking_level(self) -> Any:
         return self.agent.cycle_thinking_level()
 
-    async def on_get_available_thinking_levels(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_available_thinking_levels(self) -> Any:
         from atomic_host.core.models.thinking import supported_levels
 
         model = self.agent.model
@@ -248,100 +302,55 @@ class Handlers:
 
     # --- direct bash ---
 
-    async def on_bash(self, cmd: Cmd) -> Any:
+    @command(lane="concurrent")
+    async def on_bash(self, _cmd: BashCommand, sent: Cmd) -> Any:
         from atomic_host.frontends.rpc.bash import run_bash_command
 
-        return await run_bash_command(self.rt, cmd)
+        return await run_bash_command(self.rt, sent)
 
-    async def on_user_bash(self, cmd: Cmd) -> Any:
-        return await self.on_bash(cmd)
+    @command(lane="concurrent")
+    async def on_user_bash(self, _cmd: UserBashCommand, sent: Cmd) -> Any:
+        from atomic_host.frontends.rpc.bash import run_bash_command
 
-    async def on_abort_bash(self, cmd: Cmd) -> Any:
+        return await run_bash_command(self.rt, sent)
+
+    @command(lane="concurrent")
+    async def on_abort_bash(self, cmd: AbortBashCommand) -> Any:
         from atomic_host.frontends.rpc.bash import abort_bash
 
-        abort_bash(self.rt, cmd.get("requestId"))
+        abort_bash(self.rt, cmd.request_id)
         return NO_DATA
 
     # --- extension UI ---
 
-    async def on_extension_ui_response(self, cmd: Cmd) -> Any:
-        self.rt.ui.resolve(cmd)  # unknown or late ids are dropped silently (semantics §1)
+    @command(lane="concurrent")
+    async def on_extension_ui_response(self, _cmd: ExtensionUiResponseCommand, sent: Cmd) -> Any:
+        self.rt.ui.resolve(sent)  # unknown or late ids are dropped silently (semantics §1)
         return NO_RESPONSE
 
-    # --- sessions ---
+    # --- sessions (navigation is the engine's: engine/navigation.py) ---
 
-    async def _before(self, hook: str, **data: Any) -> bool:
-        """True when a plugin cancelled (first cancel wins)."""
-        event = EVENT_TYPES[hook](**data)
-        for _plugin, result in await self.rt.plugins.acall_each(hook, event=event, api=self.rt.api):
-            if isinstance(result, Cancel) or (isinstance(result, dict) and result.get("cancel")):
-                return True
-        return False
+    @command()
+    async def on_new_session(self, cmd: NewSessionCommand) -> Any:
+        started = await navigation.new_session(self.rt, parent_session=cmd.parent_session)
+        return {"cancelled": not started}
 
-    async def _activate(self, session: Session, reason: str, *, fresh: bool, cwd: str | None = None) -> None:
-        """Make ``session`` the active one: the old one shuts down, model/thinking carry over or restore."""
-        from atomic_host.engine.agent_session import AgentSession
+    @command()
+    async def on_switch_session(self, cmd: SwitchSessionCommand) -> Any:
+        session = await navigation.open_session(
+            self.rt, session_id=cmd.session_id, path=cmd.session_path, directory=cmd.session_directory
+        )
+        switched = await navigation.switch_session(self.rt, session, cwd=cmd.cwd_override)
+        return {"cancelled": not switched}
 
-        old = self.rt.session
-        previous = old.session.location if old else None
-        if old is not None:
-            await old.close(reason)
-        agent = AgentSession(self.rt, session)
-        if cwd:
-            agent.cwd = cwd
-        if old is not None:
-            agent.model, agent.thinking_level = old.model, old.thinking_level
-            agent.steering_mode, agent.follow_up_mode = old.steering_mode, old.follow_up_mode
-            agent.auto_retry, agent.auto_compaction = old.auto_retry, old.auto_compaction
-        agent.rebuild_context(restore_model=not fresh)
-        if fresh:
-            agent.record_initial_settings()
-        self.rt.session = agent
-        await agent.fire_session_start(reason, previous)
+    @command()
+    async def on_import_session(self, cmd: ImportSessionCommand) -> Any:
+        imported = await navigation.import_session(self.rt, cmd.input_path, cwd=cmd.cwd_override)
+        return {"cancelled": not imported}
 
-    async def on_new_session(self, cmd: Cmd) -> Any:
-        if await self._before("session_before_switch", reason="new"):
-            return {"cancelled": True}
-        session = self.rt.store.new_session(self.agent.cwd, parent_session=cmd.get("parentSession"))
-        await self._activate(session, "new", fresh=True)
-        return {"cancelled": False}
-
-    async def _open(self, cmd: Cmd) -> Session:
-        """Find and load the session a switch names, in a thread: a long session file takes tens of
-        milliseconds to read and parse, and the loop keeps answering abort meanwhile."""
-        from atomic_host.session.store.base import SessionNotFound
-
-        store = self.rt.store
-        try:
-            if cmd.get("sessionId"):
-                return await asyncio.to_thread(store.open, cmd["sessionId"], cmd.get("sessionDirectory"))
-            if cmd.get("sessionPath"):
-                return await asyncio.to_thread(store.open_path, cmd["sessionPath"])
-        except SessionNotFound as exc:
-            raise CommandFailed(str(exc) or f"Session not found: {cmd.get('sessionId')}") from None
-        except (ValueError, OSError) as exc:  # not a session id (path parts, "..", NUL), not a session file
-            raise CommandFailed(str(exc)) from None
-        raise CommandFailed("switch_session requires sessionId")
-
-    async def on_switch_session(self, cmd: Cmd) -> Any:
-        session = await self._open(cmd)
-        if await self._before("session_before_switch", reason="resume", target_session_file=session.location):
-            return {"cancelled": True}
-        await self._activate(session, "resume", fresh=False, cwd=cmd.get("cwdOverride"))
-        return {"cancelled": False}
-
-    async def on_import_session(self, cmd: Cmd) -> Any:
-        path = Path(cmd["inputPath"]).expanduser()
-        if not path.is_file():
-            raise CommandFailed(f"File not found: {path}")
-        if await self._before("session_before_switch", reason="resume", target_session_file=str(path)):
-            return {"cancelled": True}
-        session = await asyncio.to_thread(self.rt.store.import_file, path, cmd.get("cwdOverride"))
-        await self._activate(session, "resume", fresh=False, cwd=cmd.get("cwdOverride"))
-        return {"cancelled": False}
-
-    async def on_delete_session(self, cmd: Cmd) -> Any:
-        target = cmd.get("sessionId") or cmd.get("id")
+    @command()
+    async def on_delete_session(self, cmd: DeleteSessionCommand) -> Any:
+        target = cmd.session_id or cmd.id
         if not target or not isinstance(target, str):
             raise CommandFailed("delete_session requires sessionId")
         if target == self.agent.session.id:
@@ -352,41 +361,27 @@ class Handlers:
             raise CommandFailed(str(exc)) from None
         return NO_DATA
 
-    async def on_list_sessions(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_list_sessions(self) -> Any:
         return {"sessions": await asyncio.to_thread(self.rt.store.list, self.rt.cwd)}
 
-    async def on_fork(self, cmd: Cmd) -> Any:
-        entry_id = cmd["entryId"]
-        session = self.agent.session
-        entry = session.get_entry(entry_id)
-        message = (entry or {}).get("message") or {}
-        if not entry or entry.get("type") != "message" or message.get("role") != "user":
-            raise CommandFailed("Invalid entry ID for forking")
-        from atomic_host.session.tree import message_text
+    @command()
+    async def on_fork(self, cmd: ForkCommand) -> Any:
+        forked = await navigation.fork(self.rt, cmd.entry_id)
+        return {"text": forked.text, "cancelled": forked.cancelled}
 
-        text = message_text(message)
-        if await self._before("session_before_fork", entry_id=entry_id, position="before"):
-            return {"text": text, "cancelled": True}
-        forked = self.rt.store.fork(session, entry_id)
-        await self._activate(forked, "fork", fresh=False)
-        return {"text": text, "cancelled": False}
+    @command()
+    async def on_clone(self) -> Any:
+        return {"cancelled": not await navigation.clone(self.rt)}
 
-    async def on_clone(self, _cmd: Cmd) -> Any:
-        session = self.agent.session
-        if session.leaf_id is None:
-            raise CommandFailed("Cannot clone session: no current entry selected")
-        if await self._before("session_before_fork", entry_id=session.leaf_id, position="at"):
-            return {"cancelled": True}
-        cloned = self.rt.store.clone(session)
-        await self._activate(cloned, "fork", fresh=False)
-        return {"cancelled": False}
-
-    async def on_get_fork_messages(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_fork_messages(self) -> Any:
         return {"messages": self.agent.session.fork_messages()}
 
-    async def on_get_entries(self, cmd: Cmd) -> Any:
+    @command()
+    async def on_get_entries(self, cmd: GetEntriesCommand) -> Any:
         session = self.agent.session
-        since = cmd.get("since")
+        since = cmd.since
         if since is None:
             entries = list(session.entries)
         else:
@@ -396,99 +391,77 @@ class Handlers:
                 raise CommandFailed(f"Entry not found: {since}") from None
         return {"entries": entries, "leafId": session.leaf_id}
 
-    async def on_get_tree(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_tree(self) -> Any:
+        from atomic_host.session.tree import tree_json_snapshot
+
         session = self.agent.session
-        leaf_id, encode = session.leaf_id, session.tree_json_snapshot()
+        leaf_id, encode = session.leaf_id, tree_json_snapshot(session)
         return {"tree": await asyncio.to_thread(encode), "leafId": leaf_id}  # ~1 s at 20,000 turns
 
-    async def on_set_session_name(self, cmd: Cmd) -> Any:
-        self.agent.set_session_name(cmd["name"])
+    @command()
+    async def on_set_session_name(self, cmd: SetSessionNameCommand) -> Any:
+        self.agent.set_session_name(cmd.name)
         return NO_DATA
 
-    async def on_set_label(self, cmd: Cmd) -> Any:
-        self.agent.set_label(cmd["entryId"], cmd.get("label"))
+    @command()
+    async def on_set_label(self, cmd: SetLabelCommand) -> Any:
+        self.agent.set_label(cmd.entry_id, cmd.label)
         return NO_DATA
 
-    async def on_navigate_tree(self, cmd: Cmd) -> Any:
-        from atomic_host.engine import summaries
-        from atomic_host.engine.branch_summary import abandoned_path, summarize_entries
-        from atomic_host.session.tree import message_text
-
-        agent = self.agent
-        if agent.is_streaming:
-            raise CommandFailed("Cannot navigate the tree while the agent is streaming")
-        summaries.cancel(agent)
-        target = cmd["targetId"]
-        entry = agent.session.get_entry(target)
-        if entry is None:
-            raise CommandFailed(f"Entry {target} not found")
-        options = cmd.get("options") or {}
-        message = entry.get("message") or {}
-        kind = entry.get("type")
-        editor_text = None
-        new_leaf = target
-        if (kind == "message" and message.get("role") == "user") or kind == "custom_message":
-            # Re-editing a prompt: the leaf moves to its parent and the client gets the text back.
-            content = entry.get("content")
-            editor_text = message_text(message) if kind == "message" else (content if isinstance(content, str) else "")
-            new_leaf = entry.get("parentId")
-        summary = None
-        if options.get("summarize"):
-            abandoned = abandoned_path(agent, agent.session.leaf_id, new_leaf)
-            try:
-                summary = await summarize_entries(
-                    agent, abandoned, options.get("customInstructions"), bool(options.get("replaceInstructions"))
-                )
-            except RuntimeError as exc:
-                raise CommandFailed(str(exc)) from None
-        agent.session.set_leaf(new_leaf)
-        data: dict[str, Any] = {"cancelled": False}
-        if summary and summary[0]:
-            fields: dict[str, Any] = {"fromId": new_leaf or "root", "summary": summary[0]}
-            if summary[1]:
-                fields["usage"] = summary[1]
-            data["summaryEntry"] = agent.session.append("branch_summary", **fields)
-        if options.get("label"):
-            agent.set_label(target, options["label"])
-        agent.rebuild_context(restore_model=False)
-        if editor_text is not None:
-            data["editorText"] = editor_text
+    @command()
+    async def on_navigate_tree(self, cmd: NavigateTreeCommand) -> Any:
+        options = cmd.options
+        move = await navigation.navigate_tree(
+            self.rt,
+            cmd.target_id,
+            summarize=bool(options and options.summarize),
+            custom_instructions=options.custom_instructions if options else None,
+            replace_instructions=bool(options and options.replace_instructions),
+            label=options.label if options else None,
+        )
+        data: dict[str, Any] = {"cancelled": move.cancelled}
+        if move.summary_entry is not None:
+            data["summaryEntry"] = move.summary_entry
+        if move.editor_text is not None:
+            data["editorText"] = move.editor_text
         return data
 
-    async def on_get_session_summary(self, _cmd: Cmd) -> Any:
+    @command()
+    async def on_get_session_summary(self) -> Any:
         return {"summary": self.agent.session.summary()}
 
-    async def on_start_pending_recovery(self, cmd: Cmd) -> Any:
+    @command()
+    async def on_start_pending_recovery(self, cmd: StartPendingRecoveryCommand) -> Any:
         from atomic_host.engine.recovery import recover
 
-        return await recover(self.agent, cmd.get("reason"))
+        return await recover(self.agent, cmd.reason)
 
-    async def on_export_html(self, cmd: Cmd) -> Any:
-        from builtin_plugins.export_html import default_export_path, render_html
+    @command()
+    async def on_export_html(self, cmd: ExportHtmlCommand) -> Any:
+        from atomic_host.session.export import export_session
 
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
         if not session.entries:
             raise CommandFailed("Nothing to export yet - start a conversation first")
-        out = cmd.get("outputPath") or default_export_path(session)
-        out = os.path.abspath(os.path.join(self.rt.cwd, os.path.expanduser(out)))
-        html = render_html(session.header, session.entries, session.leaf_id)
-        from atomic_host.kit.fsio import atomic_write
-
-        atomic_write(Path(out), html)
-        return {"path": out}
+        exporter = self.rt.exporter("html")
+        # rendering and writing a long session takes a while: off the loop, so abort still answers at once
+        return {"path": await asyncio.to_thread(export_session, exporter, session, cmd.output_path, self.rt.cwd)}
 
     # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 
-    async def on_list_workflow_runs(self, cmd: Cmd) -> Any:
+    @command()
+    async def on_list_workflow_runs(self, cmd: ListWorkflowRunsCommand) -> Any:
         engine = self.rt.services.get("workflows")
         if engine is None:
             return {"runs": []}
-        return {"runs": await engine.list_runs(cmd.get("status"))}
+        return {"runs": await engine.list_runs(cmd.status)}
 
-    async def on_get_workflow_run_summary(self, cmd: Cmd) -> Any:
-        run_id = str(cmd["runId"])
+    @command()
+    async def on_get_workflow_run_summary(self, cmd: GetWorkflowRunSummaryCommand) -> Any:
+        run_id = str(cmd.run_id)
         if len(run_id) != 36:
             raise CommandFailed(f'Run id must be a full 36-character UUID; got "{run_id}" ({len(run_id)} chars).')
         engine = self.rt.services.get("workflows")
@@ -497,6 +470,3 @@ class Handlers:
             raise CommandFailed(f"Run not found: {run_id}")
         return detail
 
-
-NOT_BUILT: tuple[str, ...] = ()
-"""Commands whose feature is not built yet: they answer success:false with an honest message."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from atomic_host.core.jsonfast import RawJSON, dumps, dumps_spliced  # dumps: re-exported, the writer's encoder
 from atomic_host.kit import secrets
+from atomic_host.kit.log import log
 
 _EOF = None
 
@@ -88,7 +89,7 @@ async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
             while chunk := stdin.read(1 << 16):
                 loop.call_soon_threadsafe(proto.data_received, chunk)
         except OSError as exc:
-            print(f"atomic: reading stdin failed: {exc}", file=sys.stderr)
+            log.warning(f"reading stdin failed: {exc}")
         finally:
             loop.call_soon_threadsafe(proto.eof_received)
 
@@ -154,7 +155,7 @@ class Output:
     @staticmethod
     def _unencodable(record: dict[str, Any], exc: Exception) -> str:
         """A record that cannot be JSON-encoded still gets an answer: the one response a command is owed."""
-        print(f"atomic: cannot encode a {record.get('type')} record: {exc}", file=sys.stderr)
+        log.warning(f"cannot encode a {record.get('type')} record: {exc}")
         if record.get("type") != "response":
             return dumps(
                 {

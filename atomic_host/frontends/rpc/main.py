@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from atomic_host.core.options import Options
+from atomic_host.kit.log import log
 
 
 def _prewarm() -> None:
@@ -42,13 +43,15 @@ async def serve(opts: Options) -> int:
     from atomic_host.frontends.rpc.handlers import Handlers
     from atomic_host.frontends.rpc.io import Output
     from atomic_host.frontends.rpc.server import RpcServer
+    from atomic_host.frontends.rpc.ui import RpcUI
     from atomic_host.runtime import Runtime
 
-    rt = Runtime(opts, out=Output(fd=claim_stdout()))
+    out = Output(fd=claim_stdout())
+    rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
     try:
         await rt.start()
     except Exception as exc:
-        print(f"atomic: failed to start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.warning(f"failed to start: {type(exc).__name__}: {exc}")
         return 1
 
     async def on_eof() -> None:
@@ -65,7 +68,8 @@ async def serve(opts: Options) -> int:
 
         return explain(message, rt.models, opts, rpc=True)
 
-    server = RpcServer(rt.out, Handlers(rt).table(), on_eof, on_first_response=warm, explain=explain)
+    table = Handlers(rt).table()
+    server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
     return await server.serve()
 
 
@@ -89,7 +93,7 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
                 loop.run_until_complete(asyncio.wait(left, timeout=EXIT_GRACE_S))
                 stuck = [t for t in left if not t.done()]
                 if stuck:
-                    print(f"atomic: {len(stuck)} task(s) ignored cancellation at exit; leaving them", file=sys.stderr)
+                    log.warning(f"{len(stuck)} task(s) ignored cancellation at exit; leaving them")
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:

@@ -1,8 +1,9 @@
-"""The RPC server loop: parse, route to a lane, validate, dispatch, answer.
+"""The RPC server loop: parse, route to a lane, dispatch, answer.
 
 Two lanes (semantics §1): ordinary commands run one at a time in arrival order; control
-commands (abort, bash, UI responses, …) run at once. Bad input always gets a response and never
-stops the server.
+commands (abort, bash, UI responses, …) run at once. Which commands are which, and how each is
+validated, comes from the command table (``frontends/rpc/table.py``). Bad input always gets a
+response and never stops the server.
 """
 
 from __future__ import annotations
@@ -10,65 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
 from atomic_host.frontends.rpc.io import Output, open_stdin_lines
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
-
-# Everything else holds the ordinary lane until its handler returns (semantics §1): a get_state
-# sent during a manual `compact` waits for it; `prompt` returns once accepted.
-CONCURRENT = frozenset(
-    {
-        "abort",
-        "abort_bash",
-        "abort_retry",
-        "abort_compaction",
-        "clear_queue",
-        "pause_queued_messages",
-        "resume_queued_messages",
-        "cancel_login_provider",
-        # A login lasts as long as the user takes in the browser and touches no session state:
-        # on the ordinary lane it would hold every command sent meanwhile (as upstream Atomic found).
-        "login_provider",
-        "bash",
-        "user_bash",
-        "refresh_models",
-        "extension_ui_response",
-    }
-)
-
-NO_FIELDS = frozenset(
-    {
-        "abort",
-        "abort_retry",
-        "abort_compaction",
-        "clear_queue",
-        "pause_queued_messages",
-        "resume_queued_messages",
-        "get_state",
-        "get_messages",
-        "get_available_models",
-        "cycle_thinking_level",
-        "get_available_thinking_levels",
-        "get_session_stats",
-        "get_tools",
-        "get_fork_messages",
-        "get_tree",
-        "get_last_assistant_text",
-        "get_commands",
-        "get_session_summary",
-        "list_sessions",
-        "clone",
-        "refresh_models",
-        "cancel_login_provider",
-    }
-)
-"""Commands without required fields skip schema validation (keeps the first response fast)."""
-
+from atomic_host.frontends.rpc.table import Handler
+from atomic_host.kit.log import log
 
 NO_DATA = object()
 """Return from a handler to send a response without a ``data`` key."""
@@ -83,15 +32,19 @@ class RpcServer:
     def __init__(
         self,
         out: Output,
-        handlers: dict[str, Handler],
+        handlers: Mapping[str, Handler],
         on_eof: Callable[[], Awaitable[None]],
         on_first_response: Callable[[], None] | None = None,
         explain: Callable[[str], str] | None = None,
+        concurrent: frozenset[str] = frozenset(),
     ) -> None:
+        """``handlers``: command ``type`` → handler (a :class:`~atomic_host.frontends.rpc.table.CommandTable`,
+        whose handlers validate what they take); ``concurrent``: the commands that skip the ordinary lane."""
         self.out = out
         self.explain = explain
         """Extends a command's error text for the person reading it (how to configure a model)."""
         self.handlers = handlers
+        self.concurrent = concurrent
         self.on_eof = on_eof
         self.on_first_response = on_first_response
         self.ordinary: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -135,7 +88,7 @@ class RpcServer:
             try:
                 self.accept(line)
             except Exception as exc:  # never let one line stop the reader: it owes an answer and no more
-                print(f"atomic: could not route a command: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"could not route a command: {type(exc).__name__}: {exc}")
                 self.out.error("parse", None, f"Failed to route command: {type(exc).__name__}: {exc}")
 
     def accept(self, line: bytes) -> None:
@@ -159,7 +112,7 @@ class RpcServer:
         if ctype not in self.handlers:
             self.out.error(_short(ctype), cmd.get("id"), f"Unknown command: {_short(ctype)}")
             return
-        if ctype in CONCURRENT:
+        if ctype in self.concurrent:
             task = asyncio.create_task(self.run(cmd))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
@@ -171,14 +124,10 @@ class RpcServer:
             await self.run(cmd)
 
     async def run(self, cmd: dict[str, Any]) -> None:
-        """Validate and run one command; exactly one response, whatever happens."""
+        """Run one command (its handler validates it); exactly one response, whatever happens."""
         ctype: str = cmd["type"]
         req_id = cmd.get("id")
         try:
-            if ctype not in NO_FIELDS:
-                from atomic_host.core.protocol.validate import parse_command
-
-                parse_command(cmd)
             data = await self.handlers[ctype](cmd)
         except CommandFailed as exc:
             message = str(exc) if self.explain is None else self.explain(str(exc))
@@ -193,7 +142,7 @@ class RpcServer:
             self.out.error(ctype, req_id, "Command cancelled")
         except Exception as exc:
             if type(exc).__name__ != "CommandError":
-                print(f"atomic: {ctype} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                log.warning(f"{ctype} failed: {type(exc).__name__}: {exc}")
             self.out.error(ctype, req_id, str(exc) or type(exc).__name__)
         else:
             if data is not NO_RESPONSE:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from atomic_host.frontends.rpc.io import Output
-from atomic_host.session.ids import uuid4
+from atomic_host.kit.sessions.ids import uuid4
 
 
 class FireAndForgetUI:

@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from atomic_host.kit.messages import message_text
+
 IMAGE_CHARS = 4800
 REPLY_RESERVE_TOKENS = 4096
 """Tokens of the context window a request's ``max_tokens`` never takes (:func:`clamp_max_tokens`)."""
@@ -57,10 +59,8 @@ def normalize_tool_call_id(id_: str) -> str:
 
 
 def text_of(content: Any) -> str:
-    """Concatenated text of a string or a list of content blocks."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+    """Concatenated text of a string or a list of content blocks, one line per block."""
+    return message_text({"content": content}, "\n")
 
 
 def transform_messages(messages: list[dict[str, Any]], model: dict[str, Any]) -> list[dict[str, Any]]:

@@ -17,10 +17,11 @@ httpx is imported only when a client is built, so ``atomic --mode rpc`` startup 
 from __future__ import annotations
 
 import ipaddress
-import sys
 import urllib.parse
 import urllib.request
 from typing import Any
+
+from atomic_host.kit.log import log
 
 LOOPBACK_ROUTES = ("all://localhost", "all://127.0.0.1", "all://[::1]")
 
@@ -87,7 +88,7 @@ def _broken_proxy_transport(proxy: str, exc: Exception) -> Any:
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             raise httpx.ProxyError(message, request=request)
 
-    print(f"atomic: {message}", file=sys.stderr)
+    log.warning(f"{message}")
     return BrokenProxy()
 
 
@@ -111,7 +112,7 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
         try:
             httpx.URL(pattern)
         except Exception:  # a NO_PROXY entry httpx cannot read (CIDR ranges, stray characters)
-            print(f"atomic: ignoring NO_PROXY entry {pattern.removeprefix('all://')!r}", file=sys.stderr)
+            log.warning(f"ignoring NO_PROXY entry {pattern.removeprefix('all://')!r}")
             continue
         mounts[pattern] = None if url is None else transport_for(url)
     # An explicit transport turns off httpx's own reading of the proxy variables: the routes above

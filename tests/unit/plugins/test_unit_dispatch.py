@@ -22,7 +22,7 @@ from atomic_host.contract.events import (
 from atomic_host.contract.hookspecs import DISPATCH_RULES, HookRule
 from atomic_host.contract.results import AgentStartResult, BashResult, Cancel, InputResult, ToolCallDecision
 from atomic_host.contract.tools import ToolResult
-from atomic_host.plugins.dispatch import Dispatcher
+from atomic_host.plugins.dispatch import Dispatcher, _Fold
 from atomic_host.plugins.manager import PluginHost
 
 HEADER = "from atomic_host import *\nfrom atomic_host import hookimpl\nCALLS = []\n"
@@ -210,6 +210,21 @@ def test_every_declared_rule_is_one_dispatch_knows(tmp_path: Path, errors: Error
         else:
             asyncio.run(d.acall(hook, **kwargs))
     with pytest.raises(ValueError, match="unknown combining rule"):
-        Dispatcher(d.plugins, object(), {"host_start": HookRule("nonsense")})._combine(  # type: ignore[arg-type]
-            "host_start", HookRule("nonsense"), [], {"event": None}  # type: ignore[arg-type]
-        )
+        _Fold(Dispatcher(d.plugins, object(), {"host_start": HookRule("nonsense")}), "host_start", None)  # type: ignore[arg-type]
+
+
+def test_async_chain_results_reach_the_next_implementation(tmp_path: Path, errors: Errors) -> None:
+    """An async ``chain`` hook: the second implementation sees the first one's transform, and
+    nothing after a ``handled`` result is called."""
+    d = _load(
+        tmp_path,
+        errors,
+        "@hookimpl\nasync def input(event):\n    return InputResult.transform(event.text + ' one')\n",
+        "@hookimpl\nasync def input(event):\n    return InputResult.transform(event.text + ' two')\n",
+        "@hookimpl\ndef input(event):\n    return InputResult.handled() if event.text == 'x one two' else None\n",
+        "@hookimpl\nasync def input(event):\n    raise AssertionError('called after the input was handled')\n",
+    )
+    event = InputEvent("x", None, "rpc", "prompt")
+    assert asyncio.run(d.acall("input", event=event)) == InputResult.handled()
+    assert event.text == "x one two"
+    assert not errors

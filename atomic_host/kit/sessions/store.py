@@ -1,45 +1,23 @@
-"""The SessionStore interface, shared fork/clone logic, and ``open_store``.
+"""The SessionStore interface, the fork/clone logic every backend shares, and the memory store.
 
-Stores: ``jsonl`` (default; Atomic's file format, one file per session), ``sqlite`` (one database)
-and ``memory`` (``--no-session``: nothing is ever written).
+A store kind is contributed by a plugin (``register_session_stores``); the built-in ``stores``
+plugin contributes ``jsonl`` (the default; Atomic's file format, one file per session), ``sqlite``
+(one database) and ``memory``. :class:`MemoryStore` is also what ``--no-session`` uses directly:
+sessions live in this process only, nothing is ever written.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from atomic_host.session.ids import now_iso, uuid7, validate_session_id
-from atomic_host.session.listing import ListingState, finish_listing
-from atomic_host.session.tree import Session, SessionFileGone, is_assistant_entry, is_internal_header
+from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
+from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
+from atomic_host.kit.sessions.jsonl import load_jsonl
+from atomic_host.kit.sessions.listing import ListingState, finish_listing
+from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 
-StoreKind = Literal["jsonl", "sqlite", "memory"]
 FsyncPolicy = Literal["always", "never"]
-
-NOT_SAVED_MESSAGE = (
-    "This session has not been saved yet. Wait for the first assistant response before cloning or forking it."
-)
-
-
-class SessionNotFound(LookupError):
-    """No session with that id (or location) in the store that was asked."""
-
-
-class SessionNotSaved(RuntimeError):
-    """fork/clone of a session that was never written (§2.5)."""
-
-    def __init__(self, message: str = NOT_SAVED_MESSAGE) -> None:
-        super().__init__(message)
-
-
-class SessionLocked(OSError):
-    """Another process holds the session's write lock: this one may read it, not append to it."""
-
-
-class InvalidSessionFile(ValueError):
-    """The first parsed record is not a ``session`` header with a string id."""
 
 
 @runtime_checkable
@@ -80,33 +58,11 @@ def new_header(cwd: str, session_id: str | None = None, parent_session: str | No
     return header
 
 
-def default_agent_dir() -> Path:
-    """``ATOMIC_CODING_AGENT_DIR`` (alias ``PI_CODING_AGENT_DIR``), else ``~/.atomic/agent``."""
-    value = os.environ.get("ATOMIC_CODING_AGENT_DIR") or os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(value).expanduser() if value else Path.home() / ".atomic" / "agent"
-
-
 def default_session_dir(agent_dir: str | Path, cwd: str) -> Path:
     """``<agentDir>/sessions/--<cwd without leading slash, / \\ : → ->--``."""
     stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
     safe = stripped.replace("/", "-").replace("\\", "-").replace(":", "-")
     return Path(agent_dir) / "sessions" / f"--{safe}--"
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) owner-only; tighten an existing leaf we own."""
-    # pathlib creates missing parents with the umask mode (often 0755): create them ourselves so
-    # e.g. ``<agentDir>/sessions`` is private too. Existing ancestors are left as they are.
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir(mode=0o700)
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o700)
-    except OSError:
-        pass
 
 
 def copy_without_labels(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -220,8 +176,6 @@ class MemoryStore(BaseStore):
         return False
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        from atomic_host.session.store.jsonl import load_jsonl
-
         header, entries, _ = load_jsonl(Path(path))
         session = self._create(header, entries)
         session.cwd_override = cwd_override
@@ -245,51 +199,14 @@ def has_assistant(entries: list[dict[str, Any]]) -> bool:
     return any(is_assistant_entry(e) for e in entries)
 
 
-def open_store(
-    kind: StoreKind,
-    agent_dir: str | Path | None = None,
-    session_dir: str | Path | None = None,
-    cwd: str | None = None,
-    *,
-    fsync: FsyncPolicy = "always",
-) -> Any:
-    """Open the configured store.
-
-    ``session_dir`` (``--session-dir`` > env > settings ``sessionDir``): for JSONL a flat directory
-    whose sessions are filtered by header cwd; for SQLite the directory holding ``sessions.db``.
-    ``fsync`` is settings ``sessionFsync``: ``always`` (default, an acknowledged entry survives
-    power loss) or ``never`` (survives a process crash only).
-    """
-    agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
-    if kind == "memory":
-        return MemoryStore()
-    if kind == "jsonl":
-        from atomic_host.session.store.jsonl import JsonlStore
-
-        return JsonlStore(agent, Path(session_dir) if session_dir else None, fsync=fsync, cwd=cwd)
-    if kind == "sqlite":
-        from atomic_host.session.store.sqlite import SqliteStore
-
-        db = (Path(session_dir) if session_dir else agent) / "sessions.db"
-        return SqliteStore(db, fsync=fsync, cwd=cwd)
-    raise ValueError(f"Unknown session store: {kind}")
-
-
 __all__ = [
-    "NOT_SAVED_MESSAGE",
     "BaseStore",
-    "InvalidSessionFile",
+    "FsyncPolicy",
     "MemoryStore",
-    "SessionFileGone",
-    "SessionLocked",
-    "SessionNotFound",
-    "SessionNotSaved",
     "SessionStore",
-    "default_agent_dir",
+    "copy_without_labels",
     "default_session_dir",
     "has_assistant",
-    "is_internal_header",
     "new_header",
-    "open_store",
     "session_info",
 ]

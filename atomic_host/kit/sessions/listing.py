@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from atomic_host.session.ids import iso_from_ms, ms_from_iso
-from atomic_host.session.tree import message_text
+from atomic_host.kit.messages import message_text
+from atomic_host.kit.sessions.ids import iso_from_ms, ms_from_iso
 
 
 @dataclass

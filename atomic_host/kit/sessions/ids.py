@@ -8,6 +8,10 @@ import time
 from collections.abc import Container
 from datetime import UTC, datetime
 
+from atomic_host.kit.messages import ms_from_iso
+
+__all__ = ["ms_from_iso"]  # parsed in the kit, where entries become messages; used here by the stores
+
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -59,19 +63,6 @@ def iso_from_ms(ms: float) -> str:
 
 def now_iso() -> str:
     return iso_from_ms(time.time() * 1000)
-
-
-def ms_from_iso(value: object) -> float | None:
-    """Unix ms of an ISO timestamp, or None when it does not parse."""
-    if not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp() * 1000
 
 
 def filename_timestamp(iso: str) -> str:

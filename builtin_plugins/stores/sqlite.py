@@ -1,4 +1,4 @@
-"""SQLite store: every session in one database, ``<agentDir>/sessions.db`` (§2.1 [inferred]).
+"""The SQLite session store (``sqlite``): every session in one database, ``<agentDir>/sessions.db`` (§2.1 [inferred]).
 
 WAL journal. ``synchronous=FULL`` when ``sessionFsync`` is ``always`` (the default): each append
 commits with a WAL fsync, so an acknowledged entry survives power loss, matching the JSONL
@@ -15,23 +15,19 @@ import json
 import os
 import socket
 import sqlite3
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from atomic_host.kit.fsio import ensure_private_dir
+from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
-from atomic_host.session.ids import validate_session_id
-from atomic_host.session.listing import ListingState, build_info, finish_listing
-from atomic_host.session.store.base import (
-    BaseStore,
-    InvalidSessionFile,
-    SessionLocked,
-    SessionNotFound,
-    ensure_private_dir,
-    has_assistant,
-)
-from atomic_host.session.tree import Session, is_internal_header
+from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
+from atomic_host.kit.sessions.ids import validate_session_id
+from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
+from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
+from atomic_host.kit.sessions.store import BaseStore, has_assistant
+from atomic_host.kit.sessions.tree import Session, is_internal_header
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -155,12 +151,10 @@ class SqliteWriter:
 def _loads_rows(texts: list[str]) -> list[Any]:
     """Decode entry rows in one array parse (see ``jsonl.parse_records``); per row on any doubt."""
     if texts:
-        from atomic_host.session.store.jsonl import _loads_array
-
         gc_enabled = gc.isenabled()
         gc.disable()  # parsing builds only acyclic objects: skip the collections it would trigger
         try:
-            items = _loads_array(("[" + ",".join(texts) + "]").encode())
+            items = loads_array(("[" + ",".join(texts) + "]").encode())
         except (ValueError, RecursionError, UnicodeEncodeError):
             items = None
         finally:
@@ -284,7 +278,7 @@ class SqliteStore(BaseStore):
         try:
             writer.lock()  # held while the session is open here, so no other process appends
         except SessionLocked as exc:  # readable here; appends fail with this message until it frees
-            print(f"atomic: {exc}", file=sys.stderr)
+            log.warning(f"{exc}")
         return Session(header, entries, writer=writer, location=self.location(session_id), persisted=True)
 
     def open(self, session_id: str, directory: str | Path | None = None) -> Session:
@@ -366,8 +360,6 @@ class SqliteStore(BaseStore):
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
         """Copy a JSONL session file into the database (overwriting the same id) and open it."""
-        from atomic_host.session.store.jsonl import load_jsonl
-
         header, entries, _ = load_jsonl(Path(path))
         session = self.put(header, entries, overwrite=True)
         session.cwd_override = cwd_override

@@ -1,4 +1,4 @@
-"""The default store: Atomic's JSONL session files (§2.1, §2.2), byte-compatible with the reference.
+"""The default session store (``jsonl``): Atomic's JSONL session files (§2.1, §2.2), byte-compatible with the reference.
 
 Durability policy: every append is a single ``os.write`` of one whole line on an ``O_APPEND`` fd,
 followed by ``os.fsync`` when ``sessionFsync`` is ``always`` (the default). An entry is
@@ -12,187 +12,32 @@ process crash, not against power loss).
 from __future__ import annotations
 
 import contextlib
-import gc
-import json
 import os
 import re
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
-from atomic_host.session.ids import filename_timestamp, ms_from_iso, new_entry_id, validate_session_id
-from atomic_host.session.listing import build_info, finish_listing
-from atomic_host.session.store.base import (
-    BaseStore,
-    InvalidSessionFile,
-    SessionFileGone,
-    SessionLocked,
-    SessionNotFound,
-    default_session_dir,
-    ensure_private_dir,
-    has_assistant,
+from atomic_host.kit.fsio import atomic_write, ensure_private_dir, fsync_dir, write_all
+from atomic_host.kit.log import log
+from atomic_host.kit.messages import message_text
+from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
+from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
+from atomic_host.kit.sessions.jsonl import (
+    encode_line,
+    load_jsonl,
+    migrate,
+    parse_line,
+    parse_records,
+    read_bytes_nofollow,
 )
-from atomic_host.session.tree import Session, is_internal_header, message_text
+from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
+from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
+from atomic_host.kit.sessions.tree import Session, is_internal_header
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _TYPE_RE = re.compile(rb'^\{"type":"([A-Za-z_]+)"')
 _ROLE_RE = re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
-
-
-def encode_line(record: dict[str, Any]) -> bytes:
-    """One JSON line as ``JSON.stringify`` writes it (compact, UTF-8) plus ``\\n``."""
-    try:
-        return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: escape them rather than write invalid UTF-8
-        return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
-
-
-def _parse(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
-
-
-def read_bytes_nofollow(path: Path) -> bytes:
-    """Read a regular file, refusing symlinks (O_NOFOLLOW)."""
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidSessionFile(f"Not a regular file: {path}")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _migrate(records: list[dict[str, Any]]) -> bool:
-    """Migrate v1/v2 records in place to v3; True when anything changed (§2.2)."""
-    header = records[0]
-    version = header.get("version", 1)
-    if not isinstance(version, int):
-        version = 1
-    if version >= 3:
-        return False
-    if version < 2:
-        ids: set[str] = set()
-        previous: str | None = None
-        for record in records[1:]:
-            record["id"] = new_entry_id(ids)
-            ids.add(record["id"])
-            record["parentId"] = previous
-            previous = record["id"]
-            if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:
-                index = record.pop("firstKeptEntryIndex")
-                target = records[index] if isinstance(index, int) and 0 < index < len(records) else None
-                record["firstKeptEntryId"] = target.get("id") if target else None
-    for record in records[1:]:
-        message = record.get("message")
-        if (
-            record.get("type") == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "hookMessage"
-        ):
-            message["role"] = "custom"
-    header["version"] = 3
-    return True
-
-
-def parse_records(data: bytes) -> list[dict[str, Any]]:
-    """Every JSON-object line of ``data``; unparseable lines are skipped.
-
-    Fast path: one parse of all lines joined into a JSON array (a single Rust call instead of
-    one ``json.loads`` per line, ~3x faster on long sessions), with the cyclic GC paused since
-    parsing only builds acyclic objects. Its result is used only when the array has exactly one
-    item per line; anything else (a torn last line, blank lines, junk) takes the exact per-line
-    path.
-    """
-    body = data[:-1] if data.endswith(b"\n") else data
-    if body and body[:1] == b"{" and body[-1:] == b"}":
-        # One item per line or bust: a blank or torn line breaks the array, and a line holding
-        # two comma-separated values changes the count; both fall back to the per-line path.
-        count = body.count(b"\n") + 1
-        gc_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            items = _loads_array(b"[" + body.replace(b"\n", b",") + b"]")
-        except (ValueError, RecursionError):
-            items = None
-        finally:
-            if gc_enabled:
-                gc.enable()
-        if isinstance(items, list) and len(items) == count:
-            return [obj for obj in items if isinstance(obj, dict)]
-    records = []
-    for line in data.split(b"\n"):
-        if line.strip():
-            obj = _parse(line)
-            if isinstance(obj, dict):
-                records.append(obj)
-    return records
-
-
-def _loads_array(data: bytes) -> Any:
-    try:
-        import jiter  # faster than json for big documents; imported on first load only
-    except ImportError:  # pragma: no cover - jiter is a declared dependency
-        return json.loads(data)
-    return jiter.from_json(data, cache_mode="none")
-
-
-def load_jsonl(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-    """(header, entries, migrated). Unparseable lines are skipped; a bad header raises."""
-    records = parse_records(read_bytes_nofollow(path))
-    if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
-        raise InvalidSessionFile(f"Not a session file: {path}")
-    migrated = _migrate(records)
-    entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
-    return records[0], entries, migrated
-
-
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` via a temp file + rename (mode 0600)."""
-    import tempfile  # only migration/import/transfer need it; keep store import cheap
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
-    try:
-        _write_all(fd, data)
-        if fsync:
-            os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if fsync:
-        _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 class _FileLocks:
@@ -268,7 +113,7 @@ class JsonlWriter:
         try:
             self._release()
             self.lock()
-            _write_all(fd, data)
+            write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
         except BaseException:
@@ -278,7 +123,7 @@ class JsonlWriter:
             raise
         self._fd, self._exists, self._needs_newline = fd, True, False
         if self.fsync:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def _open(self) -> int:
         if self._fd is None:
@@ -298,7 +143,7 @@ class JsonlWriter:
         # A torn (or newline-less) last line must not swallow this entry.
         data = b"\n" + line if self._needs_newline else line
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
         except BaseException:
@@ -374,15 +219,15 @@ class JsonlStore(BaseStore):
             raise InvalidSessionFile(f"Not a session file: {path}")
         header = records[0]
         needs_newline = bool(data) and not data.endswith(b"\n")
-        if _migrate(records):
-            atomic_write(path, b"".join(encode_line(r) for r in records), fsync=self.fsync)
+        if migrate(records):
+            atomic_write(path, b"".join(encode_line(r) for r in records), 0o600, fsync=self.fsync)
             needs_newline = False
         entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
         writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
         try:
             writer.lock()  # held while the session is open here, so no other process appends
         except SessionLocked as exc:  # readable here; appends fail with this message until it frees
-            print(f"atomic: {exc}", file=sys.stderr)
+            log.warning(f"{exc}")
         except OSError:
             pass
         return Session(header, entries, writer=writer, location=str(path), persisted=True)
@@ -505,7 +350,7 @@ class JsonlStore(BaseStore):
                 if os.path.islink(target):
                     os.unlink(target)
             data = read_bytes_nofollow(source)
-            atomic_write(target, data, fsync=self.fsync)
+            atomic_write(target, data, 0o600, fsync=self.fsync)
         session = self.open_path(target)
         session.cwd_override = cwd_override
         return session
@@ -521,7 +366,7 @@ class JsonlStore(BaseStore):
             return self.open_path(existing)
         ensure_private_dir(directory)
         path = existing or self.path_for(header)
-        atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), fsync=self.fsync)
+        atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), 0o600, fsync=self.fsync)
         return self.open_path(path)
 
 
@@ -534,7 +379,7 @@ def _read_header(path: Path) -> dict[str, Any] | None:
         head = os.read(fd, 65536)
     finally:
         os.close(fd)
-    obj = _parse(head.split(b"\n", 1)[0])
+    obj = parse_line(head.split(b"\n", 1)[0])
     if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
         return obj
     return None
@@ -554,7 +399,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     except (OSError, InvalidSessionFile):
         return None
     lines = data.split(b"\n")
-    header = _parse(lines[0])
+    header = parse_line(lines[0])
     if (
         not isinstance(header, dict)
         or header.get("type") != "session"
@@ -566,7 +411,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         return _info_from_records(path, records, mtime_ms)
     if not isinstance(header.get("version"), int) or header["version"] < 3:
         return _info_from_records(path, parse_records(data), mtime_ms)
-    if lines and lines[-1] and _parse(lines[-1]) is None:
+    if lines and lines[-1] and parse_line(lines[-1]) is None:
         lines.pop()  # torn last line
     count = 0
     first_user: dict[str, Any] | None = None
@@ -580,7 +425,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         if match:
             kind = match.group(1).decode()
         else:
-            obj = _parse(line)
+            obj = parse_line(line)
             if not isinstance(obj, dict):
                 continue
             parsed[index] = obj
@@ -590,7 +435,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
             if role_match:
                 role = role_match.group(1).decode()
             else:
-                obj = parsed.get(index) or _parse(line)
+                obj = parsed.get(index) or parse_line(line)
                 if not isinstance(obj, dict):
                     continue
                 parsed[index] = obj
@@ -600,7 +445,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
             if role in ("user", "assistant"):
                 last_conv = index
                 if role == "user" and first_user is None:
-                    obj = parsed.get(index) or _parse(line)
+                    obj = parsed.get(index) or parse_line(line)
                     if isinstance(obj, dict) and message_text(obj.get("message"), " "):
                         first_user = obj
         elif kind == "session_info":
@@ -613,7 +458,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     def load(index: int) -> dict[str, Any] | None:
         if index < 0:
             return None
-        obj = parsed.get(index) or _parse(lines[index])
+        obj = parsed.get(index) or parse_line(lines[index])
         return obj if isinstance(obj, dict) else None
 
     modified_ms = None
@@ -643,8 +488,6 @@ def scan_info(path: Path) -> dict[str, Any] | None:
 
 
 def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: float) -> dict[str, Any]:
-    from atomic_host.session.listing import ListingState
-
     state = ListingState()
     for record in records[1:]:
         state.apply(record)
@@ -653,4 +496,4 @@ def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: floa
     return info
 
 
-__all__ = ["JsonlStore", "JsonlWriter", "encode_line", "load_jsonl", "scan_info"]
+__all__ = ["JsonlStore", "JsonlWriter", "scan_info"]

@@ -1,4 +1,4 @@
-"""``export_html``: one self-contained HTML file of a session's active branch.
+"""The ``html`` exporter: one self-contained HTML file of a session's active branch.
 
 No external assets, no script: CSS is inline, tool calls and results fold with ``<details>``,
 images are inline ``data:`` URIs with an allow-listed mime type. Every piece of session text

@@ -1,0 +1,411 @@
+"""One open session: the append-only entry tree, its leaf, labels, and lazy persistence.
+
+Entries are plain dicts with the wire's camelCase keys. A store supplies a ``SessionWriter``;
+this class decides *when* to write (§2.3 lazy write) and unpublishes an entry whose write failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol
+
+from atomic_host.kit import secrets
+from atomic_host.kit.log import log
+from atomic_host.kit.messages import message_text
+from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
+from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
+
+
+class SessionWriter(Protocol):
+    """What a store gives a Session to persist it."""
+
+    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        """Write header and every entry at once (the first, lazy flush)."""
+
+    def append(self, entry: dict[str, Any]) -> None:
+        """Durably add one entry; raise (leaving the store as before) on failure, and
+        :class:`SessionFileGone` when the file was removed underneath."""
+
+    def close(self) -> None:
+        """Release handles; the session may be reopened later."""
+
+
+def is_assistant_entry(entry: dict[str, Any]) -> bool:
+    message = entry.get("message")
+    return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
+
+
+def _role(entry: dict[str, Any]) -> str | None:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        role = message.get("role")
+        return role if isinstance(role, str) else None
+    return None
+
+
+class Session:
+    """One open session. ``entries`` is append order without the header; the leaf is in memory only."""
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        entries: Iterable[dict[str, Any]] = (),
+        *,
+        writer: SessionWriter | None = None,
+        location: str | None = None,
+        persisted: bool = False,
+        cwd_override: str | None = None,
+    ) -> None:
+        self.header = header
+        self.entries: list[dict[str, Any]] = []
+        self._index: dict[str, int] = {}
+        self._labels: dict[str, tuple[str, str]] = {}
+        self._has_assistant = False
+        self.leaf_id: str | None = None
+        self.writer = writer
+        self.location = location
+        self.persisted = persisted
+        self.cwd_override = cwd_override
+        self._load(entries)
+
+    def _load(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Bulk ``_add`` for opening long sessions: same result, without per-entry method calls."""
+        self.entries = list(entries)
+        index = self._index
+        for position, entry in enumerate(self.entries):
+            entry_id = entry.get("id")
+            if isinstance(entry_id, str):
+                index[entry_id] = position
+                self.leaf_id = entry_id
+            kind = entry.get("type")
+            if kind == "label":
+                self._apply_label(entry)
+            elif kind == "message" and not self._has_assistant and is_assistant_entry(entry):
+                self._has_assistant = True
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return str(self.header.get("id", ""))
+
+    @property
+    def cwd(self) -> str:
+        if self.cwd_override is not None:
+            return self.cwd_override
+        cwd = self.header.get("cwd")
+        return cwd if isinstance(cwd, str) else ""
+
+    @property
+    def parent_session(self) -> str | None:
+        value = self.header.get("parentSession")
+        return value if isinstance(value, str) else None
+
+    @property
+    def is_internal(self) -> bool:
+        return is_internal_header(self.header)
+
+    # -- appending ------------------------------------------------------------------------------
+    def _add(self, entry: dict[str, Any]) -> None:
+        self.entries.append(entry)
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            self._index[entry_id] = len(self.entries) - 1
+            self.leaf_id = entry_id
+        if is_assistant_entry(entry):
+            self._has_assistant = True
+        if entry.get("type") == "label":
+            self._apply_label(entry)
+
+    def _apply_label(self, entry: dict[str, Any]) -> None:
+        target = entry.get("targetId")
+        if not isinstance(target, str):
+            return
+        label = entry.get("label")
+        if isinstance(label, str) and label:
+            self._labels[target] = (label, str(entry.get("timestamp", "")))
+        else:
+            self._labels.pop(target, None)
+
+    def append(self, entry_type: str, **fields: Any) -> dict[str, Any]:
+        """Append a new entry as a child of the leaf, move the leaf to it and persist it (lazily)."""
+        entry: dict[str, Any] = {
+            "type": entry_type,
+            "id": new_entry_id(self._index),
+            "parentId": self.leaf_id,
+            "timestamp": now_iso(),
+            **fields,
+        }
+        return self.append_entry(entry)
+
+    def append_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Append a fully formed entry (id, parentId, timestamp already set). Known credentials are
+        masked first (a copy; the caller's dict is left alone), so no store ever persists one."""
+        entry = secrets.mask_obj(entry)
+        if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
+            raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
+        previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
+        self._add(entry)
+        try:
+            if self.writer is not None:
+                if self.persisted:
+                    self._append_or_recreate(entry)
+                elif self._has_assistant:
+                    self.writer.write_all(self.header, self.entries)
+                    self.persisted = True
+        except BaseException:
+            # Unpublish: the entry never happened, in memory as on disk.
+            self.entries.pop()
+            del self._index[entry["id"]]
+            self.leaf_id, self._labels, self._has_assistant = previous_leaf, previous_labels, had_assistant
+            raise
+        return entry
+
+    def _append_or_recreate(self, entry: dict[str, Any]) -> None:
+        assert self.writer is not None
+        try:
+            self.writer.append(entry)
+        except SessionFileGone as exc:
+            # The file was deleted underneath: write it again whole from memory (the new entry is
+            # already in ``entries``), so nothing acknowledged is lost and later appends continue it.
+            log.warning(f"{exc}; writing it again from memory")
+            self.writer.write_all(self.header, self.entries)
+
+    def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        return self.append("message", message=message)
+
+    def append_model_change(self, provider: str, model_id: str) -> dict[str, Any]:
+        return self.append("model_change", provider=provider, modelId=model_id)
+
+    def append_thinking_level_change(self, level: str) -> dict[str, Any]:
+        return self.append("thinking_level_change", thinkingLevel=level)
+
+    def append_label(self, target_id: str, label: str | None) -> dict[str, Any]:
+        """Set (or clear, with None/empty) the label of an entry. Unknown target → EntryNotFound."""
+        if target_id not in self._index:
+            raise EntryNotFound(f"Entry {target_id} not found")
+        label = label.strip() if isinstance(label, str) else None
+        return self.append("label", targetId=target_id, **({"label": label} if label else {}))
+
+    def append_session_info(self, name: str) -> dict[str, Any]:
+        return self.append("session_info", name=name.strip())
+
+    def flush(self) -> None:
+        """Write now even without an assistant message (import, explicit save)."""
+        if self.writer is not None and not self.persisted:
+            self.writer.write_all(self.header, self.entries)
+            self.persisted = True
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    # -- reading --------------------------------------------------------------------------------
+    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+        index = self._index.get(entry_id)
+        return None if index is None else self.entries[index]
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._index
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
+    def set_leaf(self, entry_id: str | None) -> None:
+        """Move the in-memory leaf (None = before the first entry). Not persisted (§2.3)."""
+        if entry_id is not None and entry_id not in self._index:
+            raise EntryNotFound(f"Entry {entry_id} not found")
+        self.leaf_id = entry_id
+
+    def branch(self, leaf_id: str | None = None) -> list[dict[str, Any]]:
+        """Entries on the path root → leaf (the current leaf by default)."""
+        start = self.leaf_id if leaf_id is None else leaf_id
+        index, entries = self._index, self.entries
+        position = index.get(start) if start else None
+        positions: list[int] = []
+        seen: set[int] = set()
+        # walks positions, not entries: a parent cycle is caught by the seen set
+        while position is not None and position not in seen:
+            positions.append(position)
+            seen.add(position)
+            parent = entries[position].get("parentId")
+            position = index.get(parent) if isinstance(parent, str) else None
+        return [entries[i] for i in reversed(positions)]
+
+    def entries_since(self, entry_id: str) -> list[dict[str, Any]]:
+        """Entries appended strictly after ``entry_id`` (O(k)); unknown id → EntryNotFound."""
+        index = self._index.get(entry_id)
+        if index is None:
+            raise EntryNotFound(f"Entry not found: {entry_id}")
+        return self.entries[index + 1 :]
+
+    def labels(self) -> dict[str, str]:
+        return {target: label for target, (label, _) in self._labels.items()}
+
+    def label_of(self, entry_id: str) -> str | None:
+        item = self._labels.get(entry_id)
+        return item[0] if item else None
+
+    def tree(self) -> list[dict[str, Any]]:
+        """Nodes ``{entry, children, label?, labelTimestamp?}``; roots: null/self parent and orphans."""
+        with gc_paused():  # one node dict and list per entry, no cycles: collections would only rescan
+            return build_tree(self.entries, self._labels)
+
+    def tree_snapshot(self) -> Callable[[], list[dict[str, Any]]]:
+        """A function that builds :meth:`tree` as it is now, safe to run in a thread while the
+        session goes on (it holds copies of the entry list and labels; entries are never changed
+        once appended). The host encodes it for ``get_tree`` (``atomic_host.session.tree``)."""
+        entries, labels = list(self.entries), dict(self._labels)
+
+        def build() -> list[dict[str, Any]]:
+            with gc_paused():
+                return build_tree(entries, labels)
+
+        return build
+
+    @property
+    def name(self) -> str | None:
+        """The latest ``session_info`` name; None when never named or cleared."""
+        for entry in reversed(self.entries):
+            if entry.get("type") == "session_info":
+                name = entry.get("name")
+                return (name.strip() or None) if isinstance(name, str) else None
+        return None
+
+    def summary(self) -> dict[str, Any] | None:
+        """The non-retired ``session_summary`` entry (a later ``branch_summary`` retires it, §2.6)."""
+        return latest_session_summary(self.entries)
+
+    def fork_messages(self) -> list[dict[str, str]]:
+        """Every user message entry in the whole session with its joined text (get_fork_messages)."""
+        result = []
+        for entry in self.entries:
+            if _role(entry) == "user":
+                text = message_text(entry["message"])
+                if text:
+                    result.append({"entryId": entry["id"], "text": text})
+        return result
+
+    def entry_text(self, entry_id: str) -> str:
+        entry = self.get_entry(entry_id)
+        return message_text(entry.get("message")) if entry else ""
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        for entry in self.entries:
+            if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
+                yield entry["message"]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and summed assistant usage over every message in the session."""
+        counts = {
+            "userMessages": 0,
+            "assistantMessages": 0,
+            "toolCalls": 0,
+            "toolResults": 0,
+            "totalMessages": 0,
+        }
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+        cost = 0.0
+        latest_usage = None
+        for message in self.messages():
+            counts["totalMessages"] += 1
+            role = message.get("role")
+            if role == "user":
+                counts["userMessages"] += 1
+            elif role == "toolResult":
+                counts["toolResults"] += 1
+            elif role == "assistant":
+                counts["assistantMessages"] += 1
+                content = message.get("content")
+                if isinstance(content, list):
+                    counts["toolCalls"] += sum(
+                        1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall"
+                    )
+                usage = message.get("usage")
+                if isinstance(usage, dict):
+                    latest_usage = usage
+                    for key in ("input", "output", "cacheRead", "cacheWrite"):
+                        value = usage.get(key)
+                        if isinstance(value, int | float):
+                            tokens[key] += int(value)
+                    usage_cost = usage.get("cost")
+                    if isinstance(usage_cost, dict) and isinstance(usage_cost.get("total"), int | float):
+                        cost += usage_cost["total"]
+        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        result: dict[str, Any] = {**counts, "tokens": tokens, "cost": cost}
+        if latest_usage is not None:
+            result["latestAssistantUsage"] = latest_usage
+        return result
+
+
+def is_internal_header(header: dict[str, Any]) -> bool:
+    """Workflow stage sessions: hidden only when ``internal`` is exactly true and all three strings set."""
+    if header.get("internal") is not True:
+        return False
+    workflow = header.get("workflow")
+    if not isinstance(workflow, dict):
+        return False
+    return all(isinstance(workflow.get(k), str) and workflow.get(k) for k in ("runId", "stageId", "stageName"))
+
+
+def latest_session_summary(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for entry in reversed(entries):
+        kind = entry.get("type")
+        if kind == "branch_summary":
+            return None
+        if kind == "session_summary":
+            return entry
+    return None
+
+
+def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
+    """Id of the newest user/assistant message entry (tool results don't count)."""
+    for entry in reversed(entries):
+        if _role(entry) in ("user", "assistant"):
+            return entry.get("id")
+    return None
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while building many acyclic objects: at 40,000 entries the
+    collections it triggers cost more than the work (get_tree 0.67 s instead of 0.07 s)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def build_tree(entries: list[dict[str, Any]], labels: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """The tree of ``entries`` (append order): children sorted by timestamp, labels attached."""
+    nodes: dict[str, dict[str, Any]] = {}
+    ordered: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for entry in entries:
+        node: dict[str, Any] = {"entry": entry, "children": []}
+        label = labels.get(entry.get("id", ""))
+        if label:
+            node["label"], node["labelTimestamp"] = label
+        if isinstance(entry.get("id"), str):
+            nodes[entry["id"]] = node
+        ordered.append((entry, node))
+    roots: list[dict[str, Any]] = []
+    for entry, node in ordered:
+        parent_id = entry.get("parentId")
+        parent = nodes.get(parent_id) if isinstance(parent_id, str) and parent_id != entry.get("id") else None
+        (parent["children"] if parent is not None else roots).append(node)
+    stack = list(roots)
+    while stack:  # iterative: deep sessions must not hit the recursion limit
+        node = stack.pop()
+        children = node["children"]
+        if len(children) > 1:
+            children.sort(key=lambda n: ms_from_iso(n["entry"].get("timestamp")) or 0.0)
+        stack.extend(children)
+    return roots

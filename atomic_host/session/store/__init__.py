@@ -1,1 +1,0 @@
-"""Session store backends: jsonl (default), sqlite, memory."""
