@@ -16,7 +16,7 @@ NO_MODEL = "No model selected. Use set_model, --model or configure an API key."
 ANY_KEY = (
     "No provider has an API key. Set GEMINI_API_KEY / GOOGLE_API_KEY (google) or ANTHROPIC_API_KEY / "
     "ANTHROPIC_OAUTH_TOKEN (anthropic) or OPENAI_API_KEY (openai) — or the key of openrouter, groq, xai, "
-    "mistral, cerebras or deepseek — in the environment, pass --provider NAME "
+    "mistral, cerebras, deepseek or github-copilot — in the environment, pass --provider NAME "
     "--api-key KEY, or "
 )
 ANTHROPIC_KEY = "anthropic has no API key. Set ANTHROPIC_API_KEY (or ANTHROPIC_OAUTH_TOKEN), pass --api-key KEY, or "

@@ -24,9 +24,10 @@ SPECS = declared(Handlers)
 CONCURRENT = {
     "abort", "abort_bash", "abort_retry", "abort_compaction", "clear_queue", "pause_queued_messages",
     "resume_queued_messages", "cancel_login_provider", "bash", "user_bash", "refresh_models",
-    "extension_ui_response",
+    "extension_ui_response", "login_provider",
 }  # fmt: skip
-"""Semantics §1: the commands that do not wait for the ordinary lane (as the host has always had them)."""
+"""Semantics §1: the commands that do not wait for the ordinary lane. ``login_provider`` joined them with
+the OAuth flows: a login waits for the user in a browser and must not hold every other command."""
 
 
 def _bare(name: str) -> bool:
