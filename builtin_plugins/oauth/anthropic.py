@@ -14,7 +14,6 @@ Overrides (``ATOMIC_OAUTH_ANTHROPIC_<KEY>``): ``authorizeUrl``, ``tokenUrl``, ``
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,29 +40,22 @@ class AnthropicFlow:
     """The :class:`~atomic_host.contract.providers.OAuthFlow` of ``anthropic``."""
 
     async def login(self, ui: LoginUI, endpoints: Mapping[str, str]) -> dict[str, Any]:
-        verifier, challenge = common.pkce_pair()
-        state = common.new_state()
-        server = await common.start_callback_server(ui, endpoints, CALLBACK_PORT, CALLBACK_PATH, state)
-        port = server.port if server is not None else CALLBACK_PORT
-        redirect_uri = common.endpoint(endpoints, "redirectUri", f"http://localhost:{port}{CALLBACK_PATH}")
-        client_id = common.endpoint(endpoints, "clientId", CLIENT_ID)
-        query = urllib.parse.urlencode({
-            "code": "true", "client_id": client_id, "response_type": "code", "redirect_uri": redirect_uri,
-            "scope": SCOPES, "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
-        })
-        try:
-            ui.auth_url(f"{common.endpoint(endpoints, 'authorizeUrl', AUTHORIZE_URL)}?{query}",
-                        "Complete the sign-in in your browser. If the browser is on another machine, paste "
-                        "the code it shows (or the final redirect URL) here.")
-            code = await common.code_from_browser_or_paste(ui, server, state)
-        finally:
-            if server is not None:
-                await server.close()
+        grant = await common.browser_sign_in(
+            ui,
+            endpoints,
+            port=CALLBACK_PORT,
+            path=CALLBACK_PATH,
+            authorize_url=AUTHORIZE_URL,
+            client_id=CLIENT_ID,
+            params={"code": "true", "scope": SCOPES},
+            message="Complete the sign-in in your browser. If the browser is on another machine, paste "
+            "the code it shows (or the final redirect URL) here.",
+        )
         ui.progress("Exchanging authorization code for tokens...")
         token = await common.token_request(
             common.endpoint(endpoints, "tokenUrl", TOKEN_URL),
-            json_body={"grant_type": "authorization_code", "client_id": client_id, "code": code, "state": state,
-                       "redirect_uri": redirect_uri, "code_verifier": verifier},
+            json_body={"grant_type": "authorization_code", "client_id": grant.client_id, "code": grant.code,
+                       "state": grant.state, "redirect_uri": grant.redirect_uri, "code_verifier": grant.verifier},
             what="Token exchange",
         )
         return _credential(token)

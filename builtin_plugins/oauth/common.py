@@ -10,6 +10,7 @@ import hashlib
 import html
 import secrets as random_secrets
 import time
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -214,6 +215,49 @@ async def start_callback_server(ui: LoginUI, endpoints: Mapping[str, str], defau
         return server
     ui.progress(f"Port {port} is in use: paste the redirect URL from the browser instead.")
     return None
+
+
+class BrowserGrant:
+    """What the token exchange of a browser (PKCE) sign-in needs: the code and the values the
+    authorize request was made with."""
+
+    __slots__ = ("client_id", "code", "redirect_uri", "state", "verifier")
+
+    def __init__(self, code: str, verifier: str, state: str, redirect_uri: str, client_id: str) -> None:
+        self.code, self.verifier, self.state = code, verifier, state
+        self.redirect_uri, self.client_id = redirect_uri, client_id
+
+
+async def browser_sign_in(
+    ui: LoginUI,
+    endpoints: Mapping[str, str],
+    *,
+    port: int,
+    path: str,
+    authorize_url: str,
+    client_id: str,
+    params: Mapping[str, str],
+    message: str,
+) -> BrowserGrant:
+    """The browser half of a PKCE sign-in: a verifier and a state, the local callback server (or
+    only a pasted code when its port is taken), the authorize URL shown to the user with ``params``
+    added to the standard ones, then the code from the browser or the paste, whichever comes first."""
+    verifier, challenge = pkce_pair()
+    state = new_state()
+    server = await start_callback_server(ui, endpoints, port, path, state)
+    redirect_uri = endpoint(endpoints, "redirectUri", f"http://localhost:{server.port if server else port}{path}")
+    client_id = endpoint(endpoints, "clientId", client_id)
+    query = urllib.parse.urlencode({
+        **params, "client_id": client_id, "response_type": "code", "redirect_uri": redirect_uri,
+        "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
+    })  # fmt: skip
+    try:
+        ui.auth_url(f"{endpoint(endpoints, 'authorizeUrl', authorize_url)}?{query}", message)
+        code = await code_from_browser_or_paste(ui, server, state)
+    finally:
+        if server is not None:
+            await server.close()
+    return BrowserGrant(code, verifier, state, redirect_uri, client_id)
 
 
 # -- device code polling ---------------------------------------------------------------------------

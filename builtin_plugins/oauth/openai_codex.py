@@ -10,7 +10,6 @@ overrides (``ATOMIC_OAUTH_OPENAI_CODEX_<KEY>``): ``authorizeUrl``, ``tokenUrl``,
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,31 +48,27 @@ class OpenAICodexFlow:
     """The :class:`~atomic_host.contract.providers.OAuthFlow` of ``openai-codex``."""
 
     async def login(self, ui: LoginUI, endpoints: Mapping[str, str]) -> dict[str, Any]:
-        verifier, challenge = common.pkce_pair()
-        state = common.new_state()
-        server = await common.start_callback_server(ui, endpoints, CALLBACK_PORT, CALLBACK_PATH, state)
-        port = server.port if server is not None else CALLBACK_PORT
-        redirect_uri = common.endpoint(endpoints, "redirectUri", f"http://localhost:{port}{CALLBACK_PATH}")
-        client_id = common.endpoint(endpoints, "clientId", CLIENT_ID)
-        query = urllib.parse.urlencode({
-            "response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri, "scope": SCOPE,
-            "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
-            "id_token_add_organizations": "true", "codex_cli_simplified_flow": "true",
-            "originator": common.endpoint(endpoints, "originator", "pi"),
-        })
-        try:
-            ui.auth_url(f"{common.endpoint(endpoints, 'authorizeUrl', AUTHORIZE_URL)}?{query}",
-                        "Complete the sign-in in your browser. If the browser is on another machine, paste "
-                        "the final redirect URL here.")
-            code = await common.code_from_browser_or_paste(ui, server, state)
-        finally:
-            if server is not None:
-                await server.close()
+        grant = await common.browser_sign_in(
+            ui,
+            endpoints,
+            port=CALLBACK_PORT,
+            path=CALLBACK_PATH,
+            authorize_url=AUTHORIZE_URL,
+            client_id=CLIENT_ID,
+            params={
+                "scope": SCOPE,
+                "id_token_add_organizations": "true",
+                "codex_cli_simplified_flow": "true",
+                "originator": common.endpoint(endpoints, "originator", "pi"),
+            },
+            message="Complete the sign-in in your browser. If the browser is on another machine, paste "
+            "the final redirect URL here.",
+        )
         ui.progress("Exchanging authorization code for tokens...")
         token = await common.token_request(
             common.endpoint(endpoints, "tokenUrl", TOKEN_URL),
-            form={"grant_type": "authorization_code", "client_id": client_id, "code": code,
-                  "code_verifier": verifier, "redirect_uri": redirect_uri},
+            form={"grant_type": "authorization_code", "client_id": grant.client_id, "code": grant.code,
+                  "code_verifier": grant.verifier, "redirect_uri": grant.redirect_uri},
             what="Token exchange",
         )
         return _credential(token)
