@@ -290,6 +290,60 @@ async def _wait_exit(proc: subprocess.Popen[bytes]) -> int:
     return proc.returncode
 
 
+class ShellOutput:
+    """The output side of a shell command, per channel (stdout, stderr): bytes are decoded and
+    cleaned (:class:`Sanitizer`), known credentials masked at the source — a key split across two
+    chunks is held back until it is whole — then kept in the bounded tail with the full-output log
+    (:class:`OutputTail`) and handed to ``on_chunk(channel, text)``. Shared by :func:`run_shell`
+    and runners that bring their own process (``user_bash`` operations)."""
+
+    def __init__(
+        self, temp_dir: Callable[[], Path | str | None], on_chunk: Callable[[str, str], None] | None = None
+    ) -> None:
+        self.tail = OutputTail(temp_dir)
+        self.on_chunk = on_chunk
+        self._streams = {channel: (Sanitizer(), secrets.stream()) for channel in ("stdout", "stderr")}
+        self._ended: set[str] = set()
+
+    def feed(self, channel: str, data: bytes) -> None:
+        sanitizer, masker = self._streams[channel]
+        self._deliver(channel, masker.feed(sanitizer.feed(data)))
+
+    def end(self, channel: str) -> None:
+        """The channel reached its end (EOF): release what the cleaner and the masker held back."""
+        if channel in self._ended:
+            return
+        self._ended.add(channel)
+        sanitizer, masker = self._streams[channel]
+        self._deliver(channel, masker.feed(sanitizer.feed(b"", final=True)) + masker.flush())
+
+    def result(self, exit_code: int | None, *, cancelled: bool, timed_out: bool) -> ShellResult:
+        """Finish: a channel closed before its end (abort, timeout, background children holding the
+        pipe) releases only the masker's held-back text; then the tail becomes the result."""
+        for channel, (_sanitizer, masker) in self._streams.items():
+            if channel not in self._ended:
+                self._deliver(channel, masker.flush())
+        tr = self.tail.finish()
+        return ShellResult(
+            output=tr.content,
+            exit_code=exit_code,
+            cancelled=cancelled,
+            timed_out=timed_out,
+            truncated=tr.truncated,
+            full_output_path=self.tail.full_output_path,
+            truncation=tr,
+        )
+
+    def _deliver(self, channel: str, text: str) -> None:
+        if text:
+            self.tail.append(text)
+            if self.on_chunk is not None:
+                try:
+                    self.on_chunk(channel, text)
+                except Exception:
+                    pass  # a broken listener must not stop the command
+
+
 async def run_shell(
     command: str,
     cwd: str,
@@ -310,7 +364,7 @@ async def run_shell(
     :func:`session_temp_dir` of ``session_id``). Never raises for the command's own failures;
     a missing shell or cwd raises ``OSError``.
     """
-    tail = OutputTail(temp_dir or (lambda: session_temp_dir(session_id)))
+    out = ShellOutput(temp_dir or (lambda: session_temp_dir(session_id)), on_chunk)
     full_env = {**os.environ, **env} if env else None
     proc = subprocess.Popen(
         [shell, "-c", command],
@@ -325,22 +379,7 @@ async def run_shell(
     loop = asyncio.get_running_loop()
     eof: dict[str, asyncio.Future[None]] = {}
 
-    def deliver(channel: str, text: str) -> None:
-        if text:
-            tail.append(text)
-            if on_chunk is not None:
-                try:
-                    on_chunk(channel, text)
-                except Exception:
-                    pass  # a broken listener must not stop the command
-
-    # Known credentials are masked here, at the source of every shell output (deltas, the recorded
-    # result, the full-output log); a key split across two reads is held back until it is whole.
-    maskers = {"stdout": secrets.stream(), "stderr": secrets.stream()}
-
-    def reader(channel: str, fd: int, fut: asyncio.Future[None], san: Sanitizer) -> Callable[[], None]:
-        masker = maskers[channel]
-
+    def reader(channel: str, fd: int, fut: asyncio.Future[None]) -> Callable[[], None]:
         def on_ready() -> None:
             try:
                 data = os.read(fd, READ_SIZE)
@@ -348,9 +387,10 @@ async def run_shell(
                 return
             except OSError:
                 data = b""
-            text = masker.feed(san.feed(data, final=not data))
-            deliver(channel, (text + masker.flush()) if not data else text)
-            if not data:
+            if data:
+                out.feed(channel, data)
+            else:
+                out.end(channel)
                 loop.remove_reader(fd)
                 if not fut.done():
                     fut.set_result(None)
@@ -364,7 +404,7 @@ async def run_shell(
         os.set_blocking(fd, False)
         _grow_pipe(fd)
         eof[channel] = loop.create_future()
-        loop.add_reader(fd, reader(channel, fd, eof[channel], Sanitizer()))
+        loop.add_reader(fd, reader(channel, fd, eof[channel]))
 
     cancelled = timed_out = False
     exit_task = asyncio.ensure_future(_wait_exit(proc))
@@ -396,16 +436,5 @@ async def run_shell(
                 loop.remove_reader(pipe.fileno())
             pipe.close()
         proc.poll()
-    for channel, masker in maskers.items():  # pipes closed before EOF (abort, timeout, background children)
-        deliver(channel, masker.flush())
-    tr = tail.finish()
     exit_code = None if (cancelled or timed_out) else proc.returncode
-    return ShellResult(
-        output=tr.content,
-        exit_code=exit_code,
-        cancelled=cancelled,
-        timed_out=timed_out,
-        truncated=tr.truncated,
-        full_output_path=tail.full_output_path,
-        truncation=tr,
-    )
+    return out.result(exit_code, cancelled=cancelled, timed_out=timed_out)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import UserBashEvent
-from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
@@ -170,24 +169,14 @@ async def run_operations(
     (with the exception as ``__cause__``) when ``exec`` raised without an abort.
     """
     # import-time cost: kit.shell loads subprocess and friends, only once a command runs
-    from atomic_host.kit.shell import KILL_GRACE_SECONDS, OutputTail, Sanitizer, ShellResult
+    from atomic_host.kit.shell import KILL_GRACE_SECONDS, ShellOutput
     from atomic_host.kit.tempdirs import session_temp_dir
 
     grace = KILL_GRACE_SECONDS if grace is None else grace
-    tail = OutputTail(temp_dir or (lambda: session_temp_dir(session_id)))
+    out = ShellOutput(temp_dir or (lambda: session_temp_dir(session_id)), on_chunk)
     loop = asyncio.get_running_loop()
     loop_thread = threading.get_ident()
-    streams = {channel: (Sanitizer(), secrets.stream()) for channel in CHANNELS}
     finished = False
-
-    def deliver(channel: str, text: str) -> None:
-        if text:
-            tail.append(text)
-            if on_chunk is not None:
-                try:
-                    on_chunk(channel, text)
-                except Exception:
-                    pass  # a broken listener must not stop the command
 
     def feed(data: Any, channel: str) -> None:
         if finished:
@@ -196,10 +185,7 @@ async def run_operations(
             data = data.encode("utf-8", "surrogatepass")  # cleaned like pipe bytes; bad text becomes U+FFFD
         elif not isinstance(data, bytes):
             data = bytes(data)
-        if channel not in streams:
-            channel = "stdout"
-        sanitizer, masker = streams[channel]
-        deliver(channel, masker.feed(sanitizer.feed(data)))
+        out.feed(channel if channel in CHANNELS else "stdout", data)
 
     def on_data(data: Any, channel: str = "stdout") -> None:
         if threading.get_ident() == loop_thread:
@@ -235,20 +221,11 @@ async def run_operations(
         if error is not None and not cancelled:
             raise OperationsFailed(str(error)) from error
         code = None if error is not None else work.result()
-    for channel, (sanitizer, masker) in streams.items():
-        deliver(channel, masker.feed(sanitizer.feed(b"", final=True)) + masker.flush())
+    for channel in CHANNELS:
+        out.end(channel)
     finished = True
-    tr = tail.finish()
     exit_code = code if isinstance(code, int) and not isinstance(code, bool) and not cancelled else None
-    return ShellResult(
-        output=tr.content,
-        exit_code=exit_code,
-        cancelled=cancelled,
-        timed_out=False,
-        truncated=tr.truncated,
-        full_output_path=tail.full_output_path,
-        truncation=tr,
-    )
+    return out.result(exit_code, cancelled=cancelled, timed_out=False)
 
 
 def abort_bash(_rt: Runtime, request_id: Any = None) -> None:
