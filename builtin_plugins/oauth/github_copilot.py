@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from atomic_host.contract.providers import LoginUI
-from atomic_host.kit import secrets
 from builtin_plugins.oauth import common
-from builtin_plugins.oauth.parsing import OAuthError, parse_device_code_response
+from builtin_plugins.oauth.parsing import OAuthError, parse_copilot_token, parse_device_code_response
 
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 USER_AGENT = "GitHubCopilotChat/0.35.0"
@@ -56,19 +55,9 @@ async def _copilot_token(github_token: str, domain: str | None, endpoints: Mappi
     url = _urls(endpoints, domain)["copilotTokenUrl"]
     headers = {"Accept": "application/json", "Authorization": f"Bearer {github_token}", **COPILOT_HEADERS}
     status, body = await common.request("GET", url, headers=headers)
-    import json
-
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    if status >= 400 or not isinstance(data, dict):
-        raise OAuthError(f"Copilot token request failed ({status}): {body.strip()[:300] or 'no body'}")
-    token, expires = data.get("token"), data.get("expires_at")
-    if not isinstance(token, str) or not token or isinstance(expires, bool) or not isinstance(expires, int | float):
-        raise OAuthError("Invalid Copilot token response fields")
-    secrets.register(token, "oauth:github-copilot:access")
-    credential: dict[str, Any] = {"access": token, "refresh": github_token, "expires": int(expires * 1000)}
+    answer = parse_copilot_token(status, body)
+    credential: dict[str, Any] = {"access": answer.token, "refresh": github_token,
+                                  "expires": int(answer.expires_at * 1000)}
     if domain:
         credential["enterpriseUrl"] = domain
     return credential
