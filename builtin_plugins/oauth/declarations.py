@@ -1,5 +1,6 @@
 """Which providers sign in with OAuth. ``builtin_plugins.catalog`` puts :func:`catalog_logins` on its
-providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT).
+providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT, and the
+``openai-codex-responses`` wire API the ChatGPT models use).
 
 Stdlib and contract only: this module loads at startup; the flows it names load on first use.
 Model ids, limits and headers of the two subscription catalogs are the ones pi
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_host.contract.providers import OAuthLogin, ProviderInfo
+from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 
 _PKG = "builtin_plugins.oauth"
 COPILOT_BASE_URL = "https://api.individual.githubcopilot.com"
@@ -22,6 +23,9 @@ COPILOT_HEADERS = {
     "Copilot-Integration-Id": "vscode-chat",
 }
 CODEX_BASE_URL = "https://chatgpt.com/backend-api/codex"
+CODEX_API = "openai-codex-responses"
+"""The Codex backend's Responses dialect (:mod:`builtin_plugins.providers.openai_codex_responses`,
+registered from here with the provider that uses it)."""
 SUBSCRIPTION_PROVIDER_IDS = frozenset({"github-copilot", "openai-codex"})
 """The providers :func:`subscription_providers` defines (the key-only list must not replace them)."""
 ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
@@ -51,7 +55,7 @@ def _copilot_models() -> list[dict[str, Any]]:
 
 def _codex_models() -> list[dict[str, Any]]:
     rows = [("gpt-5.2", "GPT-5.2"), ("gpt-5.2-codex", "GPT-5.2 Codex"), ("gpt-5.1-codex-mini", "GPT-5.1 Codex Mini")]
-    return [_model("openai-codex", mid, name, "openai-responses", CODEX_BASE_URL, 272000, 128000)
+    return [_model("openai-codex", mid, name, CODEX_API, CODEX_BASE_URL, 272000, 128000)
             for mid, name in rows]
 
 
@@ -63,16 +67,18 @@ def catalog_logins() -> dict[str, OAuthLogin]:
     }
 
 
-def subscription_providers() -> list[ProviderInfo]:
-    """Fresh GitHub Copilot and ChatGPT providers, each with its login."""
+def subscription_providers() -> list[ApiImpl | ProviderInfo]:
+    """The Codex wire API, then fresh GitHub Copilot and ChatGPT providers, each with its login
+    (everything ``register_providers``' ``register`` takes, in the order to register it)."""
     return [
+        ApiImpl(api=CODEX_API, stream="builtin_plugins.providers.openai_codex_responses:stream"),
         ProviderInfo(
             id="github-copilot", name="GitHub Copilot", api="openai-completions", base_url=COPILOT_BASE_URL,
             env_keys=["COPILOT_GITHUB_TOKEN"], models=_copilot_models(),
             oauth=OAuthLogin(name="GitHub Copilot", flow=f"{_PKG}.github_copilot:FLOW"),
         ),
         ProviderInfo(
-            id="openai-codex", name="ChatGPT (Codex subscription)", api="openai-responses", base_url=CODEX_BASE_URL,
+            id="openai-codex", name="ChatGPT (Codex subscription)", api=CODEX_API, base_url=CODEX_BASE_URL,
             models=_codex_models(),
             oauth=OAuthLogin(name="ChatGPT Plus/Pro (Codex Subscription)", flow=f"{_PKG}.openai_codex:FLOW",
                              uses_callback_server=True),

@@ -108,6 +108,18 @@ class GitHubCopilotFlow:
             auth["baseUrl"] = f"https://copilot-api.{credential['enterpriseUrl']}"
         return auth
 
+    def context_headers(self, context: Mapping[str, Any]) -> dict[str, str]:
+        """The per-request headers pi sends (``github-copilot-headers.ts``): ``X-Initiator`` says
+        whether the user or the agent (a follow-up after tool results) made the request, and
+        ``Copilot-Vision-Request`` must be set when images go along."""
+        messages = [m for m in context.get("messages") or [] if isinstance(m, dict)]
+        headers = {"X-Initiator": "agent" if messages and messages[-1].get("role") != "user" else "user",
+                   "Openai-Intent": "conversation-edits"}
+        if any(isinstance(m.get("content"), list) and m.get("role") in ("user", "toolResult")
+               and any(isinstance(b, dict) and b.get("type") == "image" for b in m["content"]) for m in messages):
+            headers["Copilot-Vision-Request"] = "true"
+        return headers
+
     async def revoke(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
         await common.revoke_if_configured(credential, endpoints, CLIENT_ID)
 
