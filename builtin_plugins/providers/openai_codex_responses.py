@@ -19,6 +19,7 @@ Events are the Responses API's, plus ``response.done`` for ``response.completed`
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -69,9 +70,11 @@ class CodexResponsesParser(ResponsesParser):
         return codex_url(self.model.get("baseUrl")), headers, body
 
     def on_event(self, event: str, data: str) -> list[Event]:
-        if event == "response.done" or '"response.done"' in data[:200]:
-            data = data.replace('"response.done"', '"response.completed"', 1)
-            event = "response.completed" if event == "response.done" else event
+        if event == "response.done" or (not event and "response.done" in data):
+            payload = json.loads(data)
+            if isinstance(payload, dict) and payload.get("type") in ("response.done", None):
+                data = json.dumps({**payload, "type": "response.completed"})
+                event = "response.completed"
         return super().on_event(event, data)
 
 
