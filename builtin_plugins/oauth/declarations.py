@@ -1,6 +1,6 @@
 """Which providers sign in with OAuth. ``builtin_plugins.catalog`` puts :func:`catalog_logins` on its
-providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT, and the
-``openai-codex-responses`` wire API the ChatGPT models use).
+providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT); this
+plugin registers :func:`codex_api`, the wire API the ChatGPT models use.
 
 Stdlib and contract only: this module loads at startup; the flows it names load on first use.
 Model ids, limits and headers of the two subscription catalogs are the ones pi
@@ -25,7 +25,7 @@ COPILOT_HEADERS = {
 CODEX_BASE_URL = "https://chatgpt.com/backend-api/codex"
 CODEX_API = "openai-codex-responses"
 """The Codex backend's Responses dialect (:mod:`builtin_plugins.providers.openai_codex_responses`,
-registered from here with the provider that uses it)."""
+registered by this plugin: :func:`codex_api`)."""
 SUBSCRIPTION_PROVIDER_IDS = frozenset({"github-copilot", "openai-codex"})
 """The providers :func:`subscription_providers` defines (the key-only list must not replace them)."""
 ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
@@ -67,11 +67,14 @@ def catalog_logins() -> dict[str, OAuthLogin]:
     }
 
 
-def subscription_providers() -> list[ApiImpl | ProviderInfo]:
-    """The Codex wire API, then fresh GitHub Copilot and ChatGPT providers, each with its login
-    (everything ``register_providers``' ``register`` takes, in the order to register it)."""
+def codex_api() -> ApiImpl:
+    """The ``openai-codex-responses`` wire API the ChatGPT models use (registered by this plugin)."""
+    return ApiImpl(api=CODEX_API, stream="builtin_plugins.providers.openai_codex_responses:stream")
+
+
+def subscription_providers() -> list[ProviderInfo]:
+    """Fresh GitHub Copilot and ChatGPT providers, each with its login."""
     return [
-        ApiImpl(api=CODEX_API, stream="builtin_plugins.providers.openai_codex_responses:stream"),
         ProviderInfo(
             id="github-copilot", name="GitHub Copilot", api="openai-completions", base_url=COPILOT_BASE_URL,
             env_keys=["COPILOT_GITHUB_TOKEN"], models=_copilot_models(),
