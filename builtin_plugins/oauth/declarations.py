@@ -53,6 +53,11 @@ def _copilot_models() -> list[dict[str, Any]]:
                    headers=dict(COPILOT_HEADERS), **extra) for mid, name, api, ctx, out, extra in rows]
 
 
+def copilot_model_ids() -> list[str]:
+    """Ids of the GitHub Copilot catalog models (each is enabled for the account after a login)."""
+    return [model["id"] for model in _copilot_models()]
+
+
 def _codex_models() -> list[dict[str, Any]]:
     rows = [("gpt-5.2", "GPT-5.2"), ("gpt-5.2-codex", "GPT-5.2 Codex"), ("gpt-5.1-codex-mini", "GPT-5.1 Codex Mini")]
     return [_model("openai-codex", mid, name, CODEX_API, CODEX_BASE_URL, 272000, 128000)

@@ -4,12 +4,14 @@ The stored credential's ``refresh`` is the GitHub OAuth token; ``access`` is the
 token (about 30 minutes), re-fetched from ``copilot_internal/v2/token`` to refresh. Endpoints and
 client id as pi (@mariozechner/pi-ai 0.73.1) uses them; each can be overridden
 (``ATOMIC_OAUTH_GITHUB_COPILOT_<KEY>``): ``deviceCodeUrl``, ``accessTokenUrl``, ``copilotTokenUrl``,
-``clientId``, ``minPollInterval``, ``revokeUrl`` (no default). A GitHub Enterprise domain given at
+``clientId``, ``minPollInterval``, ``apiBaseUrl`` (where models are enabled after a login; default:
+the token's ``proxy-ep``), ``revokeUrl`` (no default). A GitHub Enterprise domain given at
 the prompt derives all three URLs from that domain and is kept in the credential (``enterpriseUrl``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 from collections.abc import Mapping
@@ -21,6 +23,7 @@ from builtin_plugins.oauth.parsing import OAuthError, parse_copilot_token, parse
 
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 USER_AGENT = "GitHubCopilotChat/0.35.0"
+COPILOT_BASE_URL = "https://api.individual.githubcopilot.com"
 COPILOT_HEADERS = {
     "User-Agent": USER_AGENT,
     "Editor-Version": "vscode/1.107.0",
@@ -88,7 +91,30 @@ class GitHubCopilotFlow:
 
         github = await common.poll_device_token(device, poll, endpoints)
         ui.progress("Exchanging the GitHub token for a Copilot token...")
-        return await _copilot_token(github.access_token, domain, endpoints)
+        credential = await _copilot_token(github.access_token, domain, endpoints)
+        ui.progress("Enabling models...")
+        await self._enable_models(credential, endpoints)
+        return credential
+
+    async def _enable_models(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
+        """Accept each catalog model's policy, as pi does after a login (Claude and Gemini models
+        answer 403 until the user, or this, enabled them). Best effort: a model that cannot be
+        enabled stays as the account has it."""
+        import asyncio
+
+        from builtin_plugins.oauth.declarations import copilot_model_ids
+
+        base = common.endpoint(endpoints, "apiBaseUrl", self.request_auth(credential).get("baseUrl")
+                               or COPILOT_BASE_URL).rstrip("/")
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {credential['access']}",
+                   **COPILOT_HEADERS, "openai-intent": "chat-policy", "x-interaction-type": "chat-policy"}
+
+        async def enable(model_id: str) -> None:
+            with contextlib.suppress(OAuthError):
+                await common.request("POST", f"{base}/models/{urllib.parse.quote(model_id)}/policy",
+                                     headers=headers, json_body={"state": "enabled"})
+
+        await asyncio.gather(*(enable(model_id) for model_id in copilot_model_ids()))
 
     async def refresh(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> dict[str, Any]:
         refresh = credential.get("refresh")

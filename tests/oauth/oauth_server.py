@@ -184,6 +184,8 @@ class OAuthServer:
             token = f"tid={secrets.token_hex(12)};exp={int(time.time()) + 1800};sku=free"
             self.issued_access.append(token)
             return 200, {"token": token, "expires_at": int(time.time() + self.copilot_lifetime)}, {}
+        if r.path.startswith("/models/") and r.path.endswith("/policy"):  # Copilot: accept a model's policy
+            return 200, {"state": r.body.get("state")}, {}
         if r.path == "/token":
             return self._token(r)
         if r.path == "/revoke":
