@@ -166,3 +166,33 @@ async def test_an_expired_token_whose_refresh_fails_is_never_sent_and_a_transien
             assert request.headers["authorization"] == f"Bearer {oauth.issued_access[-1]}"
             assert auth_file(host)["anthropic"]["access"] == oauth.issued_access[-1]
             assert_no_secret_written(host, tmp_path, [access, refresh, *oauth.issued_access, *oauth.issued_refresh])
+
+
+async def test_two_hosts_sharing_auth_json_spend_the_refresh_token_once(tmp_path: Path) -> None:
+    """Each host refreshes under the lock on auth.json.lock and re-reads the record first, so the
+    second one uses the token the first stored instead of refreshing again."""
+    import asyncio
+
+    from atomic_host.testing import start_host
+
+    access, refresh = "sk-ant-oat01-shared-old-0123456789", "rt-shared-refresh-0123456789"
+    agent = tmp_path / "shared-agent"
+    agent.mkdir()
+    (agent / "auth.json").write_text(json.dumps(stored_anthropic(access, refresh, 30_000)))
+    (agent / "auth.json").chmod(0o600)
+    (agent / "settings.json").write_text(json.dumps({"sessionSummary": {"enabled": False}}))
+    with OAuthServer(access_prefix="sk-ant-oat01-") as oauth, SSEServer() as llm:
+        oauth.add_refresh(refresh)
+        (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": llm.base_url}}}))
+        env = {**oauth_env(oauth, "anthropic"), "ATOMIC_CODING_AGENT_DIR": str(agent)}
+        async with start_host(*MODEL, base=tmp_path / "a", env=env) as one, \
+                start_host(*MODEL, base=tmp_path / "b", env=env) as two:
+            llm.enqueue(anthropic_reply("one"))
+            llm.enqueue(anthropic_reply("two"))
+            first, second = await asyncio.gather(one.client.prompt_and_wait("hi"), two.client.prompt_and_wait("hi"))
+            assert first.ok and second.ok, (first.error, second.error)
+            assert len(oauth.seen("/token")) == 1
+            new_access = oauth.issued_access[-1]
+            assert [r.headers["authorization"] for r in llm.requests] == [f"Bearer {new_access}"] * 2
+            record = json.loads((agent / "auth.json").read_text())["anthropic"]
+            assert record["access"] == new_access and record["refresh"] == oauth.issued_refresh[-1]
