@@ -241,3 +241,20 @@ async def test_on_a_terminal_the_user_chooses_and_a_browser_opens_only_where_one
                 assert was_opened == [url] and "opened in your browser" in term.screen
             else:  # no desktop, or --no-browser: only printed
                 assert url not in was_opened and "opened in your browser" not in term.screen
+
+
+async def test_ctrl_c_ends_a_waiting_sign_in_with_130_and_stores_nothing(tmp_path: Path) -> None:
+    import signal
+
+    with OAuthServer(device_polls=["authorization_pending"]) as oauth:
+        async with atomic_login(tmp_path, "github-copilot", "--oauth", env=oauth_env(oauth, "github-copilot")) as login:
+            await login.wait_for("Enterprise")
+            login.send("\n")
+            await login.wait_for("enter the code: WDJB-MJHT")
+            while len(oauth.seen("/device/token")) < 1:  # polling is under way
+                await asyncio.sleep(0.05)
+            login.proc.send_signal(signal.SIGINT)
+            assert await login.finish() == 130
+        assert login.stderr.endswith("atomic: login cancelled\n")
+        assert "Traceback" not in login.stderr
+        assert not (tmp_path / "agent" / "auth.json").exists()
