@@ -66,9 +66,9 @@ def _token(data: dict[str, Any], key: str, what: str) -> str | None:
     if value is None:
         return None
     if len(value) > MAX_TOKEN_CHARS:
-        raise OAuthError(f"{what} returned a {key} of {len(value)} characters (at most {MAX_TOKEN_CHARS})")
+        raise OAuthError(f"{what} returned {key} of {len(value)} characters (at most {MAX_TOKEN_CHARS})")
     if not value.isascii() or not value.isprintable() or " " in value:
-        raise OAuthError(f"{what} returned a {key} with characters a token cannot have")
+        raise OAuthError(f"{what} returned {key} with characters a token cannot have")
     return value
 
 

@@ -196,3 +196,41 @@ async def test_two_hosts_sharing_auth_json_spend_the_refresh_token_once(tmp_path
             assert [r.headers["authorization"] for r in llm.requests] == [f"Bearer {new_access}"] * 2
             record = json.loads((agent / "auth.json").read_text())["anthropic"]
             assert record["access"] == new_access and record["refresh"] == oauth.issued_refresh[-1]
+
+
+async def test_hostile_token_answers_to_a_refresh_end_the_prompt_with_a_clear_error(tmp_path: Path) -> None:
+    """What the parser property tests check, seen from the client: a token endpoint answering bytes
+    that are not UTF-8 or a token no header can carry fails the prompt with a readable error and
+    leaves auth.json alone; an absurd ``expires_in`` is capped and the prompt goes through."""
+    access, refresh = "sk-ant-oat01-hostile-old-0123456789", "rt-hostile-refresh-0123456789"
+    stored = stored_anthropic(access, refresh, -1000)
+    with OAuthServer(access_prefix="sk-ant-oat01-") as oauth, SSEServer() as llm:
+        async with login_host(tmp_path, *MODEL, env=oauth_env(oauth, "anthropic"),
+                              models={"anthropic": {"baseUrl": llm.base_url}}, auth=stored) as host:
+            c = host.client
+            for body, reason in [
+                (b"\xff\xfe<html>\xe9chec</html>", "Token refresh failed (200): \ufffd\ufffd<html>\ufffdchec</html>"),
+                (json.dumps({"access_token": "t\u00f6ken-\u20ac", "refresh_token": "rt-x-0123456789"}),
+                 "Token refresh returned access_token with characters a token cannot have"),
+                ('{"access_token": ["not", "a", "string"]}', "Token refresh returned no access_token"),
+            ]:
+                oauth.fail_next("/token", 200, body)
+                result = await c.prompt_and_wait("hi")
+                assert result.error == (f"OAuth token refresh failed for anthropic: {reason}. Log in to anthropic "
+                                        "again (login_provider with authType \"oauth\", or `atomic login anthropic`); "
+                                        "the stored credential was kept."), result.error
+                assert auth_file(host) == stored
+            assert llm.requests == []
+            new = "sk-ant-oat01-capped-new-0123456789"
+            huge = "1" + "0" * 400  # more digits than a float holds
+            oauth.fail_next("/token", 200, f'{{"access_token": "{new}", "refresh_token": "rt-capped-0123456789", '
+                                           f'"expires_in": {huge}}}')
+            llm.enqueue(anthropic_reply("capped"))
+            result = await c.prompt_and_wait("hi")
+            assert result.ok, result.error
+            assert llm.requests[0].headers["authorization"] == f"Bearer {new}"
+            record = auth_file(host)["anthropic"]
+            assert record["access"] == new and isinstance(record["expires"], int)
+            assert record["expires"] < time.time() * 1000 + 11 * 365 * 24 * 3600 * 1000
+            assert (await c.call("get_state"))["model"]["provider"] == "anthropic"  # the host is fine
+            assert_no_secret_written(host, tmp_path, [access, refresh, new, "rt-capped-0123456789"])
