@@ -151,3 +151,20 @@ async def test_an_extension_login_that_raises_fails_cleanly_and_one_declined_is_
             assert response["success"] and response["data"] == {"provider": "acme", "cancelled": True}
             status = await c.call("get_available_models")
             assert {"provider": "acme", "status": {"configured": False}} in status["providerAuthStatuses"]
+
+
+async def test_an_extension_flow_whose_request_auth_raises_fails_only_that_prompt(tmp_path: Path) -> None:
+    auth_line = '''return {"apiKey": credential["access"], "headers": {"X-Acme-Tenant": credential["tenant"]}}'''
+    broken = EXTENSION.replace(auth_line, '''raise RuntimeError("no tenant configured")''')
+    assert broken != EXTENSION
+    record = {"type": "oauth", "access": "acme-at-stored-0123456789", "refresh": "rt-acme-stored-0123456789",
+              "expires": 4_102_444_800_000, "tenant": "t"}
+    with SSEServer() as llm:
+        async with login_host(tmp_path, env={"ACME_BASE_URL": llm.base_url}, extension=broken,
+                              auth={"acme": record}) as host:
+            c = host.client
+            await c.call("set_model", provider="acme", modelId="acme-1")
+            result = await c.prompt_and_wait("hi")
+            assert result.error == "The acme OAuth login cannot authorize the request: no tenant configured"
+            assert llm.requests == []
+            assert (await c.call("get_state"))["model"]["id"] == "acme-1"  # the host carries on

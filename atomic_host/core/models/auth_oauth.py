@@ -219,7 +219,14 @@ def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, A
             yield _failure(model, provider, exc)
             return
         for attempt in (1, 2):
-            request_model, request_options = _with_auth(flow, record, model, context, options)
+            try:
+                request_model, request_options = _with_auth(flow, record, model, context, options)
+            except Exception as exc:  # an extension's request_auth/context_headers raised: end this request only
+                from atomic_host.kit.llm.stream import AssistantStream
+
+                yield AssistantStream(model).error(f"The {provider} OAuth login cannot authorize the request: "
+                                                   f"{exc or type(exc).__name__}")
+                return
             rejected: dict[str, Any] | None = None
             async with contextlib.aclosing(fn(request_model, context, request_options)) as events:
                 first = True
