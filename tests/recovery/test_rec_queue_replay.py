@@ -141,3 +141,28 @@ async def test_cleared_messages_are_not_replayed(tmp_path: Path) -> None:
         assert len(settled) == 1 and settled[0]["how"] == "cleared" and len(settled[0]["ids"]) == 2
         sent = await _recover(tmp_path, server, replayed=1)
         assert sent == ["first", "second", "kept c"]
+
+
+async def test_a_clone_does_not_replay_what_was_queued_in_its_source(tmp_path: Path) -> None:
+    """``clone`` copies the journal records on the branch into a new session: they are the
+    source's to deliver, not the clone's. The source still replays them afterwards."""
+    with sse.SSEServer() as server:
+        provider(tmp_path / "agent", server.base_url)
+        await _crash_with_queue(tmp_path, server, [("follow_up", "fu one")])
+        (source,) = session_files(tmp_path / "agent")
+        server.enqueue(answer())
+        async with start_host("--continue", *MODEL, base=tmp_path, settings=QUIET) as host:
+            c = host.client
+            assert (await c.call("clone"))["cancelled"] is False
+            state = await c.get_state()
+            clone = Path(state["sessionLocation"])
+            assert clone != source
+            assert any(r["op"] == "queued" for r in journal(clone))  # copied along with the branch
+            report = await c.call("start_pending_recovery")
+            assert report["replayed"] == 0
+            mark = len(c.events)
+            await c.call("switch_session", sessionPath=str(source))
+            report = await c.call("start_pending_recovery")
+            assert report["replayed"] == 1
+            await c.wait_for_idle(after=mark)
+            assert user_texts(server.requests[-1].body) == ["first", "second", "fu one"]
