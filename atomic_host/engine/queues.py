@@ -214,6 +214,28 @@ def _queued_key(message: dict[str, Any]) -> tuple[Any, ...]:
     return (role, *(_frozen(message.get(f)) for f in fields))
 
 
+def _hint(message: dict[str, Any]) -> Any:
+    """A cheap part of ``_queued_key``: equal keys have equal hints."""
+    return (message.get("role"), _frozen(message.get("timestamp" if message.get("role") == "user" else "customType")))
+
+
+def _hint_of_entry(entry: dict[str, Any]) -> Any:
+    if entry.get("type") == "custom_message":
+        return ("custom", _frozen(entry.get("customType")))
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    return ("user", _frozen(message.get("timestamp")))
+
+
+def _forget(by_hint: dict[Any, int], item: Pending) -> None:
+    hint = _hint(item.message)
+    if by_hint.get(hint, 0) <= 1:
+        by_hint.pop(hint, None)
+    else:
+        by_hint[hint] -= 1
+
+
 def _frozen(value: Any) -> Any:
     """A hashable, order-independent-for-dicts copy of a JSON value."""
     if isinstance(value, dict):
@@ -233,18 +255,24 @@ def pending_deliveries(entries: Iterable[Any], session_id: str, exclude: set[str
     Anything malformed (a record of another shape, another session's record, a settle of an
     unknown id) is skipped: the journal is read from a file anyone may have edited."""
     queued: dict[str, Pending] = {}
+    # A cheap field first (user: timestamp, custom: customType): most message entries of a long
+    # session are not a queued message, and comparing whole contents of each would be slow.
+    by_hint: dict[Any, int] = {}
     for entry in entries:
         if not isinstance(entry, dict):
             continue
-        try:
-            key = _delivered_key(entry) if queued else None
-        except RecursionError:  # absurdly nested content: not one of ours
-            continue
-        if key is not None:
-            # a delivery settles the oldest unsettled queued record with the same message
-            match = next((p for p in queued.values() if p.key == key), None)
-            if match is not None:
-                del queued[match.journal_id]
+        kind = entry.get("type")
+        if kind == "message" or kind == "custom_message":
+            try:
+                key = _delivered_key(entry) if by_hint and _hint_of_entry(entry) in by_hint else None
+            except RecursionError:  # absurdly nested content: not one of ours
+                continue
+            if key is not None:
+                # a delivery settles the oldest unsettled queued record with the same message
+                match = next((p for p in queued.values() if p.key == key), None)
+                if match is not None:
+                    del queued[match.journal_id]
+                    _forget(by_hint, match)
             continue
         if entry.get("type") != "custom" or entry.get("customType") != JOURNAL:
             continue
@@ -259,15 +287,17 @@ def pending_deliveries(entries: Iterable[Any], session_id: str, exclude: set[str
             if not _valid_message(message) or entry_id in queued:
                 continue
             try:
-                queued[entry_id] = Pending(entry_id, data["kind"], message, _queued_key(message))
+                item = queued[entry_id] = Pending(entry_id, data["kind"], message, _queued_key(message))
             except RecursionError:
                 continue
+            hint = _hint(item.message)
+            by_hint[hint] = by_hint.get(hint, 0) + 1
         elif op == "settled":
             ids = data.get("ids")
             if isinstance(ids, list):
                 for settled in ids:
-                    if isinstance(settled, str):
-                        queued.pop(settled, None)
+                    if isinstance(settled, str) and settled in queued:
+                        _forget(by_hint, queued.pop(settled))
     skip = exclude or set()
     items = [p for p in queued.values() if p.journal_id not in skip]
     return [p for p in items if p.kind == "steer"] + [p for p in items if p.kind == "followUp"]

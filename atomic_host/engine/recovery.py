@@ -79,14 +79,19 @@ async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
                 report["dropped"] += 1
         if report["dropped"]:
             report["notices"].append(f"{report['dropped']} interrupted tool call(s) were marked as failed.")
-    _replay(agent, report)
+    await _replay(agent, report)
     agent.recovery_report = report
     return report
 
 
-def _replay(agent: AgentSession, report: dict[str, Any]) -> None:
+async def _replay(agent: AgentSession, report: dict[str, Any]) -> None:
     """Deliver the queued messages a process that is gone acknowledged and never delivered."""
-    pending = pending_deliveries(agent.session.entries, agent.session.id, agent.queues.journal_ids())
+    # Reading the journal walks every entry of the session: off the event loop, on a snapshot
+    # (entries are never changed once appended).
+    entries, session_id = list(agent.session.entries), agent.session.id
+    pending = await asyncio.to_thread(pending_deliveries, entries, session_id)
+    live = agent.queues.journal_ids()  # after the wait: what this process has queued meanwhile
+    pending = [p for p in pending if p.journal_id not in live]
     if not pending:
         return
     if not agent.is_streaming:
