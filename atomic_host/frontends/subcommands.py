@@ -220,7 +220,9 @@ def login(argv: list[str]) -> int:
     rt.load_plugins()
     info = rt.models.provider_info(ns.provider)
     if info is None:
-        known = ", ".join(x for x in rt.models.provider_ids() if x != "faux")
+        from atomic_host.frontends.hints import named_providers
+
+        known = ", ".join(named_providers(rt.models))
         print(f"atomic: unknown provider {ns.provider!r}; known providers: {known}", file=sys.stderr)
         return 2
     oauth = rt.models.oauth_login(ns.provider)
