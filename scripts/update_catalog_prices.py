@@ -46,7 +46,12 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "builtin_plugins" / "cata
 FILES = ("catalog.json", "google.json", "compat.json")
 # Catalog provider id -> genai-prices provider id, where they differ.
 GENAI_PROVIDER_IDS = {"xai": "x-ai"}
-_COST_KEYS = {"input": "input_mtok", "output": "output_mtok", "cacheRead": "cache_read_mtok", "cacheWrite": "cache_write_mtok"}
+_COST_KEYS = {
+    "input": "input_mtok",
+    "output": "output_mtok",
+    "cacheRead": "cache_read_mtok",
+    "cacheWrite": "cache_write_mtok",
+}
 WIDTH = 110  # the formatter puts a JSON value on one line when it fits in this many columns
 
 
@@ -63,7 +68,9 @@ def _genai() -> tuple[list[Any], str]:
 
         from genai_prices.data import providers
     except ImportError as exc:  # pragma: no cover - exercised by hand
-        raise SystemExit("genai-prices is not installed: pip install -e '.[test]' (or pip install genai-prices)") from exc
+        raise SystemExit(
+            "genai-prices is not installed: pip install -e '.[test]' (or pip install genai-prices)"
+        ) from exc
     return providers, version("genai-prices")
 
 
@@ -81,7 +88,9 @@ def _resolve(model: Any, day: dt.date) -> tuple[Any, str]:
     dated = [p for p in model.prices if not isinstance(p.constraint, TimeOfDateConstraint)]
     chosen = dated[0].prices
     for cond in dated:  # later entries win, as in genai-prices' get_prices
-        if cond.constraint is None or (isinstance(cond.constraint, StartDateConstraint) and cond.constraint.start_date <= day):
+        if cond.constraint is None or (
+            isinstance(cond.constraint, StartDateConstraint) and cond.constraint.start_date <= day
+        ):
             chosen = cond.prices
     daily = [p.prices for p in model.prices if isinstance(p.constraint, TimeOfDateConstraint)]
     if not daily:
@@ -89,8 +98,10 @@ def _resolve(model: Any, day: dt.date) -> tuple[Any, str]:
     # A daily window (peak hours) on top of the base price: keep the highest rate per key.
     candidates = [chosen, *daily]
     peak = ModelPrice(
-        **{key: max((getattr(c, key) for c in candidates if getattr(c, key) is not None), key=_base, default=None)
-           for key in _COST_KEYS.values()}
+        **{
+            key: max((getattr(c, key) for c in candidates if getattr(c, key) is not None), key=_base, default=None)
+            for key in _COST_KEYS.values()
+        }
     )
     base = _cost_dict(chosen)
     note = f"time-of-day prices: the highest (peak) rate is used; off-peak is {_short(base)}"
@@ -130,7 +141,9 @@ def _cost_dict(price: Any) -> dict[str, Any]:
     return cost
 
 
-def genai_cost(providers: list[Any], provider_id: str, model_id: str, day: dt.date) -> tuple[dict[str, Any], str] | None:
+def genai_cost(
+    providers: list[Any], provider_id: str, model_id: str, day: dt.date
+) -> tuple[dict[str, Any], str] | None:
     """The catalog cost of ``provider_id/model_id`` from genai-prices on ``day`` and where it came
     from, or ``None`` when genai-prices has no such model for that provider."""
     theirs = GENAI_PROVIDER_IDS.get(provider_id, provider_id)
@@ -140,7 +153,11 @@ def genai_cost(providers: list[Any], provider_id: str, model_id: str, day: dt.da
     model = provider.find_model(model_id, all_providers=providers)
     if model is None:
         return None
-    owner = provider if any(model is m for m in provider.models) else next(p for p in providers if any(model is m for m in p.models))
+    owner = (
+        provider
+        if any(model is m for m in provider.models)
+        else next(p for p in providers if any(model is m for m in p.models))
+    )
     price, note = _resolve(model, day)
     cost = _cost_dict(price)
     one_hour = getattr(price, "cache_write_1h_mtok", None)
@@ -267,8 +284,9 @@ def limits_report(pi_path: Path | None) -> list[str]:
                 gp = next((p for p in providers if p.id == GENAI_PROVIDER_IDS.get(raw["id"], raw["id"])), None)
                 info = gp.find_model(model["id"], all_providers=providers) if gp else None
                 theirs = pi.get((raw["id"], model["id"]), {})
+                genai_window = getattr(info, "context_window", None)
                 rows.append(
-                    f"| {raw['id']}/{model['id']} | {model.get('contextWindow')} | {getattr(info, 'context_window', None)} "
+                    f"| {raw['id']}/{model['id']} | {model.get('contextWindow')} | {genai_window} "
                     f"| {theirs.get('contextWindow')} | {model.get('maxTokens')} | {theirs.get('maxTokens')} |"
                 )
     return rows
@@ -307,11 +325,16 @@ def main(argv: list[str] | None = None) -> int:
         text = path.read_text("utf-8")
         before = json.loads(text)
         after = regenerate(before, providers, version, day)
-        recorded = before.get("_provenance", {}).get("pricesAsOf") if isinstance(before.get("_provenance"), dict) else None
+        recorded = (
+            before.get("_provenance", {}).get("pricesAsOf") if isinstance(before.get("_provenance"), dict) else None
+        )
         if recorded and not args.as_of:
             # Same prices on the recorded day: keep that date rather than churn the file daily.
             same_day = regenerate(before, providers, version, dt.date.fromisoformat(recorded))
-            if _changes(name, same_day, after) == [] and same_day["_provenance"]["priceSources"] == after["_provenance"]["priceSources"]:
+            if (
+                _changes(name, same_day, after) == []
+                and same_day["_provenance"]["priceSources"] == after["_provenance"]["priceSources"]
+            ):
                 after = same_day
         for row in _changes(name, before, after):
             print(row)
