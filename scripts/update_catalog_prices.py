@@ -86,7 +86,7 @@ def _resolve(model: Any, day: dt.date) -> tuple[Any, str]:
     if isinstance(model.prices, ModelPrice):
         return model.prices, ""
     dated = [p for p in model.prices if not isinstance(p.constraint, TimeOfDateConstraint)]
-    chosen = dated[0].prices
+    chosen = (dated or model.prices)[0].prices  # genai-prices: with none active, the first applies
     for cond in dated:  # later entries win, as in genai-prices' get_prices
         if cond.constraint is None or (
             isinstance(cond.constraint, StartDateConstraint) and cond.constraint.start_date <= day
@@ -239,19 +239,21 @@ def dump(value: Any) -> str:
     return _fmt(value, 0) + "\n"
 
 
-def _fmt(value: Any, indent: int, used: int = 0) -> str:
-    """``value`` at ``indent`` spaces, ``used`` columns of the line already taken (by its key)."""
+def _fmt(value: Any, indent: int, used: int = 0, trail: int = 0) -> str:
+    """``value`` at ``indent`` spaces, ``used`` columns of the line already taken (by its key) and
+    ``trail`` after it (a comma)."""
     flat = json.dumps(value, ensure_ascii=False)
-    if not isinstance(value, dict | list) or not value or indent + used + len(flat) <= WIDTH:
+    if not isinstance(value, dict | list) or not value or indent + used + len(flat) + trail <= WIDTH:
         return flat
     pad = " " * (indent + 2)
+    last = len(value) - 1
     if isinstance(value, dict):
         items = []
-        for k, v in value.items():
+        for i, (k, v) in enumerate(value.items()):
             key = json.dumps(k, ensure_ascii=False) + ": "
-            items.append(pad + key + _fmt(v, indent + 2, len(key)))
+            items.append(pad + key + _fmt(v, indent + 2, len(key), int(i < last)))
     else:
-        items = [pad + _fmt(v, indent + 2) for v in value]
+        items = [pad + _fmt(v, indent + 2, 0, int(i < last)) for i, v in enumerate(value)]
     close = "}" if isinstance(value, dict) else "]"
     return ("{" if close == "}" else "[") + "\n" + ",\n".join(items) + "\n" + " " * indent + close
 

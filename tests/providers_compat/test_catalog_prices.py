@@ -237,3 +237,22 @@ def test_pi_models_parser_survives_hostile_text(lines: list[str]) -> None:
         parsed = gen.pi_models(path)
     assert all(set(limits) <= {"contextWindow", "maxTokens"} for limits in parsed.values())
     assert all(isinstance(v, int) and v >= 0 for limits in parsed.values() for v in limits.values())
+
+
+@pytest.mark.parametrize("name", gen.FILES)
+def test_context_windows_agree_with_genai_prices_or_say_why_not(name: str) -> None:
+    """Where genai-prices has a context window, the catalog's is the same, or ``limitSources``
+    names the model and says where its number comes from instead."""
+    pytest.importorskip("genai_prices", reason=NO_GENAI)
+    from genai_prices.data import providers
+
+    data = _load(name)
+    explained = data["_provenance"].get("limitSources", {})
+    for raw in data["providers"]:
+        theirs = next((p for p in providers if p.id == gen.GENAI_PROVIDER_IDS.get(raw["id"], raw["id"])), None)
+        for model in raw["models"]:
+            info = theirs.find_model(model["id"], all_providers=providers) if theirs else None
+            window = getattr(info, "context_window", None)
+            ref = f"{raw['id']}/{model['id']}"
+            if window is not None and window != model["contextWindow"]:
+                assert ref in explained, f"{ref}: {model['contextWindow']} here, {window} in genai-prices"
