@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from atomic_host.contract.providers import StreamOptions
@@ -16,6 +16,22 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium"}
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+CLAUDE_CODE_TOOLS = {
+    name.lower(): name
+    for name in (
+        "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode",
+        "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite", "WebFetch", "WebSearch",
+    )
+}  # fmt: skip
+"""Claude Code's tool names by their lower case. A Claude subscription (OAuth) token is for Claude
+Code: requests made with one name tools as Claude Code does (``bash`` goes out as ``Bash``) and the
+names in the reply map back to ours, as pi does (pi-mono ``packages/ai/src/providers/anthropic.ts``,
+"Claude Code 2.x tool names")."""
+
+
+def claude_code_name(name: str) -> str:
+    """``name`` in Claude Code's casing when Claude Code has a tool of that name, else as it is."""
+    return CLAUDE_CODE_TOOLS.get(name.lower(), name)
 REFUSAL_MESSAGE = "The model refused to complete the request"
 
 STOP_REASONS = {
@@ -57,7 +73,7 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_blocks(msg: dict[str, Any], tool_name: Callable[[str], str]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for b in msg.get("content") or []:
         kind = b.get("type")
@@ -78,7 +94,7 @@ def _assistant_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
                 blocks.append({"type": "thinking", "thinking": b.get("thinking", ""), "signature": signature})
         elif kind == "toolCall":
             blocks.append(
-                {"type": "tool_use", "id": b["id"], "name": b["name"], "input": b.get("arguments") or {}}
+                {"type": "tool_use", "id": b["id"], "name": tool_name(b["name"]), "input": b.get("arguments") or {}}
             )
     return blocks
 
@@ -94,9 +110,13 @@ def _tool_result_block(msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def convert_messages(
-    messages: list[dict[str, Any]], model: dict[str, Any], cache: dict[str, Any] | None
+    messages: list[dict[str, Any]],
+    model: dict[str, Any],
+    cache: dict[str, Any] | None,
+    tool_name: Callable[[str], str] = str,
 ) -> list[dict[str, Any]]:
-    """Neutral messages → Anthropic ``messages`` (tool results merged into user turns)."""
+    """Neutral messages → Anthropic ``messages`` (tool results merged into user turns); ``tool_name``
+    renames the tools of earlier calls (:func:`claude_code_name` for a subscription token)."""
     out: list[dict[str, Any]] = []
     for msg in transform_messages(messages, model):
         role = msg.get("role")
@@ -105,7 +125,7 @@ def convert_messages(
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif role == "assistant":
-            blocks = _assistant_blocks(msg)
+            blocks = _assistant_blocks(msg, tool_name)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         elif role == "toolResult":
@@ -132,6 +152,8 @@ class AnthropicParser(WireParser):
         self.blocks: dict[int, int] = {}  # provider block index → our contentIndex
         self.stop_reason: str | None = None
         self.stop_details: dict[str, Any] | None = None
+        self.tool_names: dict[str, str] = {}
+        """For a subscription token: lower-cased name → our tool name, to map Claude Code's back."""
 
     # -- request ------------------------------------------------------------------------------------
     def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -154,7 +176,9 @@ class AnthropicParser(WireParser):
         cache = _cache_control(model, options)
         body: dict[str, Any] = {
             "model": model["id"],
-            "messages": convert_messages(self.context.get("messages") or [], model, cache),
+            "messages": convert_messages(
+                self.context.get("messages") or [], model, cache, claude_code_name if oauth else str
+            ),
             "stream": True,
         }
         system: list[dict[str, Any]] = []
@@ -169,9 +193,11 @@ class AnthropicParser(WireParser):
         tools = self.context.get("tools") or []
         if tools:
             eager = _compat(model, "supportsEagerToolInputStreaming", True)
+            if oauth:
+                self.tool_names = {t["name"].lower(): t["name"] for t in tools}
             body["tools"] = [
                 {
-                    "name": t["name"],
+                    "name": claude_code_name(t["name"]) if oauth else t["name"],
                     "description": t.get("description", ""),
                     "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
                     **({"eager_input_streaming": True} if eager else {}),
@@ -285,8 +311,9 @@ class AnthropicParser(WireParser):
                 out.content[idx].update(redacted=True, thinkingSignature=block.get("data", ""))
                 events = [ev, out.thinking_delta(idx, "[Reasoning redacted]")]
             elif btype in ("tool_use", "server_tool_use"):
+                name = str(block.get("name", ""))
                 idx, ev = out.toolcall_start(
-                    block.get("id", ""), block.get("name", ""), block.get("input") or {}
+                    block.get("id", ""), self.tool_names.get(name.lower(), name), block.get("input") or {}
                 )
                 events = [ev]
             else:

@@ -19,6 +19,7 @@ from oauth_server import OAuthServer
 
 from atomic_host.client import RpcClient
 from atomic_host.testing import Host, start_host
+from atomic_host.testing_sse import anthropic_frames
 
 
 def oauth_env(oauth: OAuthServer, provider: str) -> dict[str, str]:
@@ -112,3 +113,16 @@ def assert_no_secret_written(host: Host, tmp_path: Path, secrets: list[str]) -> 
     for secret in secrets:
         for where, text in places.items():
             assert secret not in text, f"{secret[:12]}… found in {where}"
+
+
+def anthropic_reply(text: str) -> list[str]:
+    """A short Anthropic Messages stream that answers ``text``."""
+    usage = {"input_tokens": 5, "output_tokens": 2}
+    return anthropic_frames([
+        {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "usage": usage}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ])

@@ -11,22 +11,18 @@ import json
 import time
 from pathlib import Path
 
-from oauth_helpers import answer, assert_no_secret_written, auth_file, login_host, oauth_env, ui_request
+from oauth_helpers import (
+    answer,
+    anthropic_reply,
+    assert_no_secret_written,
+    auth_file,
+    login_host,
+    oauth_env,
+    ui_request,
+)
 from oauth_server import OAuthServer
 
-from atomic_host.testing_sse import SSEServer, anthropic_frames
-
-
-def anthropic_reply(text: str) -> list[str]:
-    usage = {"input_tokens": 5, "output_tokens": 2}
-    return anthropic_frames([
-        {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "usage": usage}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
-        {"type": "message_stop"},
-    ])
+from atomic_host.testing_sse import SSEServer
 
 
 async def test_logout_revokes_and_clears_the_oauth_credential(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from oauth_helpers import (
     answer,
+    anthropic_reply,
     assert_no_secret_written,
     auth_file,
     browser_get,
@@ -21,22 +22,10 @@ from oauth_helpers import (
 )
 from oauth_server import OAuthServer
 
-from atomic_host.testing_sse import SSEServer, anthropic_frames
+from atomic_host.testing_sse import SSEServer
 
 CODEX_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
 ANTHROPIC_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
-
-
-def anthropic_reply(text: str) -> list[str]:
-    usage = {"input_tokens": 5, "output_tokens": 2}
-    return anthropic_frames([
-        {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "usage": usage}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
-        {"type": "message_stop"},
-    ])
 
 
 async def test_chatgpt_sign_in_with_the_browser_callback_ignores_a_bad_state(tmp_path: Path) -> None:

@@ -10,10 +10,11 @@ import json
 import time
 from pathlib import Path
 
-from oauth_helpers import assert_no_secret_written, login_host, oauth_env
+from oauth_helpers import anthropic_reply, assert_no_secret_written, login_host, oauth_env
 from oauth_server import OAuthServer, fake_jwt
 
-from atomic_host.testing_sse import SSEServer, openai_chat_frames, responses_frames
+from atomic_host.testing import start_host
+from atomic_host.testing_sse import SSEServer, anthropic_frames, openai_chat_frames, responses_frames
 
 
 def codex_reply(text: str, terminal: str = "response.done") -> list[str]:
@@ -102,3 +103,45 @@ async def test_copilot_requests_say_who_initiated_them(tmp_path: Path) -> None:
             assert first.headers["x-initiator"] == "user"
             assert second.headers["x-initiator"] == "agent"  # the follow-up after the tool result
             assert_no_secret_written(host, tmp_path, [github, copilot])
+
+
+def anthropic_tool_reply(call_id: str, name: str, arguments: dict) -> list[str]:
+    usage = {"input_tokens": 5, "output_tokens": 2}
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+    return anthropic_frames([
+        {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "usage": usage}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": json.dumps(arguments)}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ])  # fmt: skip
+
+
+async def test_a_claude_subscription_token_names_tools_as_claude_code_does(tmp_path: Path) -> None:
+    """pi-mono ``packages/ai/src/providers/anthropic.ts``: with an OAuth token the tools go out in
+    Claude Code's casing (bash → Bash) and the reply's names map back to ours; other names stay."""
+    token = "sk-ant-oat01-subscription-token-for-tools-0123"
+    with SSEServer() as llm:
+        agent = tmp_path / "agent"
+        agent.mkdir()
+        (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": llm.base_url}}}))
+        env = {"ANTHROPIC_OAUTH_TOKEN": token}
+        async with start_host("--model", "anthropic/claude-sonnet-4-5", base=tmp_path, env=env, faux=False) as host:
+            c = host.client
+            llm.enqueue(anthropic_tool_reply("toolu_1", "Bash", {"command": "echo from-bash"}))
+            llm.enqueue(anthropic_reply("done"))
+            result = await c.prompt_and_wait("run it")
+            assert result.ok, result.error
+            [end] = [e for e in result if e["type"] == "tool_execution_end"]
+            assert end["toolName"] == "bash" and "from-bash" in json.dumps(end["result"])
+            first, second = llm.requests[0].body, llm.requests[1].body
+            names = {t["name"] for t in first["tools"]}
+            assert {"Read", "Bash", "Edit", "Write"} <= names and "find" in names and "bash" not in names
+            [call] = [b for m in second["messages"] for b in m["content"] if b.get("type") == "tool_use"]
+            assert call["name"] == "Bash"
+            messages = (await c.call("get_messages"))["messages"]
+            assistant = [m for m in messages if m["role"] == "assistant"]
+            [stored] = [b for m in assistant for b in m["content"] if b["type"] == "toolCall"]
+            assert stored["name"] == "bash"
