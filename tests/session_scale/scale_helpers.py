@@ -91,4 +91,81 @@ def varied(session: Session, turns: int) -> Session:
     return session
 
 
-__all__ = ["READS", "assistant", "tool_result", "user", "varied"]
+
+
+
+# -- the definitions the cached views are held to: the whole-session scans they replaced ----------
+
+
+def reference_name(session: Session) -> str | None:
+    for entry in reversed(session.entries):
+        if entry.get("type") == "session_info":
+            name = entry.get("name")
+            return (name.strip() or None) if isinstance(name, str) else None
+    return None
+
+
+def reference_fork_messages(session: Session) -> list[dict[str, str]]:
+    from atomic_host.kit.messages import message_text
+
+    result = []
+    for entry in session.entries:
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "user":
+            text = message_text(message)
+            if text:
+                result.append({"entryId": entry["id"], "text": text})
+    return result
+
+
+def reference_totals(session: Session) -> dict[str, Any]:
+    """The counts and sums of get_session_stats as one scan over every entry computed them."""
+    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    tool_calls = total = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    latest: dict[str, Any] | None = None
+    for entry in session.entries:
+        usage = None
+        if entry.get("type") == "message":
+            total += 1
+            m = entry.get("message") or {}
+            role = m.get("role")
+            if role in counts:
+                counts[role] += 1
+            if role == "assistant":
+                tool_calls += sum(1 for b in m.get("content") or [] if b.get("type") == "toolCall")
+                usage = m.get("usage")
+                latest = usage
+        elif entry.get("type") in ("branch_summary", "session_summary"):
+            usage = entry.get("usage")
+        if usage:
+            for k in tokens:
+                tokens[k] += usage.get(k, 0) or 0
+            cost += (usage.get("cost") or {}).get("total", 0) or 0
+    return {"counts": counts, "toolCalls": tool_calls, "total": total, "tokens": tokens, "cost": cost, "latest": latest}
+
+
+def totals_of(view: Any) -> dict[str, Any]:
+    """A :class:`atomic_host.session.stats.Totals` view in :func:`reference_totals`' shape."""
+    return {
+        "counts": dict(view.counts),
+        "toolCalls": view.tool_calls,
+        "total": view.total,
+        "tokens": dict(view.tokens),
+        "cost": view.cost,
+        "latest": view.latest,
+    }
+
+
+def reference_tree_text(session: Session) -> str:
+    """get_tree's text as the node-building encoder makes it (``Session.tree()`` + ``encode_tree``)."""
+    from atomic_host.session.tree import encode_tree
+
+    return str(encode_tree(session.tree()))
+
+
+def reference_entries_text(session: Session) -> str:
+    from atomic_host.core.jsonfast import dumps
+
+    return dumps(list(session.entries))
