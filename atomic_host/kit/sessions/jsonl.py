@@ -122,9 +122,10 @@ def loads_array(data: bytes) -> Any:
         import jiter  # faster than json for big documents; imported on first load only
     except ImportError:  # pragma: no cover - jiter is a declared dependency
         return json.loads(data)
-    # "keys": entry keys repeat on every line; one shared str each instead of a new one per
-    # entry parses a 2,000-turn session in about half the time (and less memory)
-    return jiter.from_json(data, cache_mode="keys")
+    # "all": keys and short values (types, roles, ids' neighbours) repeat on every line; jiter's
+    # string cache gives one shared str each instead of a new one per entry: a 2,000-turn session
+    # parses in less than half the CPU time of "none" (and in less memory)
+    return jiter.from_json(data, cache_mode="all")
 
 
 def load_jsonl(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
