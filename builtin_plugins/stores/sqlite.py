@@ -316,10 +316,12 @@ class SqliteStore(BaseStore):
                 f" FROM sessions WHERE internal = 0 {where}",
                 params,
             ).fetchall()
+        headers = _loads_rows([r[1] for r in rows])  # one array parse for every header
+        prefix = f"sqlite:{self.db_path}#"  # self.location(id), without a call per row
         infos = [
             build_info(
-                json.loads(r[1]),
-                self.location(r[0]),
+                header,
+                prefix + r[0],
                 message_count=r[5],
                 first_message=r[6],
                 modified_ms=r[2],
@@ -327,7 +329,7 @@ class SqliteStore(BaseStore):
                 has_name=bool(r[4]),
                 summary=json.loads(r[7]) if r[7] else None,
             )
-            for r in rows
+            for r, header in zip(rows, headers, strict=True)
         ]
         return finish_listing(infos)
 

@@ -176,3 +176,36 @@ def test_fork_messages_hands_out_copies() -> None:
     first[0]["text"] = "changed by a caller"
     first.clear()
     assert session.fork_messages() == reference_fork_messages(session)
+
+
+def _iso_by_datetime(ms: float) -> str:
+    from datetime import UTC, datetime
+
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+@settings(max_examples=3000)
+@given(
+    ms=st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.floats(0, 2.6e14),
+        st.integers(-(2**50), 2**50),
+        st.integers(1_600_000_000_000, 1_800_000_000_000).map(lambda v: v + 0.4995),
+        st.integers(0, 10**12).map(lambda v: v / 7),
+    )
+)
+def test_listing_timestamps_are_the_datetime_library_s_text(ms: float) -> None:
+    """``iso_from_ms`` formats by hand (list_sessions formats two per session): the same text as
+    ``datetime.fromtimestamp``, or the same error, for any number."""
+    from atomic_host.kit.sessions.ids import iso_from_ms
+
+    try:
+        expected: object = _iso_by_datetime(ms)
+    except (ValueError, OverflowError, OSError) as exc:
+        expected = type(exc)
+    try:
+        got: object = iso_from_ms(ms)
+    except (ValueError, OverflowError, OSError) as exc:
+        got = type(exc)
+    assert got == expected
