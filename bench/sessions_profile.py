@@ -90,6 +90,9 @@ class InProcessHost:
         from atomic_host.runtime import Runtime
 
         load_fast_encoder()
+        from atomic_host.frontends.rpc.main import _prewarm
+
+        _prewarm()  # what the host does after its first response: pydantic, httpx, orjson imported
         out = Output(fd=os.open(os.devnull, os.O_WRONLY))
         opts = Options(
             mode="rpc",

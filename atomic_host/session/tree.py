@@ -69,6 +69,11 @@ def encoded_entries(session: Session, upto: list[dict[str, Any]] | None = None) 
     return session.view(EncodedEntries if fast_encoder_loaded() else _StandardEncoded, upto)
 
 
+def entries_lag(session: Session) -> int:
+    """Entries the session's :class:`EncodedEntries` has yet to encode."""
+    return session.view_lag(EncodedEntries if fast_encoder_loaded() else _StandardEncoded)
+
+
 def entries_json(session: Session) -> RawJSON:
     """``dumps(session.entries)``: the same value, encoded once per entry (see :class:`EncodedEntries`)."""
     return encoded_entries(session).array()
@@ -198,6 +203,7 @@ __all__ = [
     "encode_tree_pieces",
     "encoded_entries",
     "entries_json",
+    "entries_lag",
     "tree_json",
     "tree_json_snapshot",
 ]

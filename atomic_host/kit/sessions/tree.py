@@ -262,13 +262,23 @@ class Session:
         index, entries = self._index, self.entries
         position = index.get(start) if start else None
         positions: list[int] = []
-        seen: set[int] = set()
-        # walks positions, not entries: a parent cycle is caught by the seen set
-        while position is not None and position not in seen:
+        # walks positions, not entries. A parent appended before its child (every entry this host
+        # writes) has a smaller position, and a strictly falling walk cannot cycle; from the first
+        # parent that is not (an imported file), a seen set catches a cycle.
+        while position is not None:
             positions.append(position)
-            seen.add(position)
             parent = entries[position].get("parentId")
-            position = index.get(parent) if isinstance(parent, str) else None
+            following = index.get(parent) if isinstance(parent, str) else None
+            if following is not None and following >= position:
+                seen = set(positions)
+                position = following
+                while position is not None and position not in seen:
+                    positions.append(position)
+                    seen.add(position)
+                    parent = entries[position].get("parentId")
+                    position = index.get(parent) if isinstance(parent, str) else None
+                break
+            position = following
         return [entries[i] for i in reversed(positions)]
 
     def entries_since(self, entry_id: str) -> list[dict[str, Any]]:
@@ -325,6 +335,12 @@ class Session:
                 count += 1
                 slot.count = count
         return view
+
+    def view_lag(self, factory: Callable[[], V]) -> int:
+        """How many entries the view ``factory`` made has yet to take (all of them when there is
+        none yet): what the next :meth:`view` call will do."""
+        slot = self._views.get(factory)
+        return len(self.entries) - (slot.count if slot is not None else 0)
 
     def current_view(self, factory: Callable[[], V]) -> V | None:
         """The view ``factory`` made, when it exists and has taken every entry; else None (and
