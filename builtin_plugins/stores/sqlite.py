@@ -24,7 +24,7 @@ from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
+from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array, promote_to_old_generation
 from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
@@ -155,6 +155,7 @@ def _loads_rows(texts: list[str]) -> list[Any]:
         gc.disable()  # parsing builds only acyclic objects: skip the collections it would trigger
         try:
             items = loads_array(("[" + ",".join(texts) + "]").encode())
+            promote_to_old_generation()  # see there: the next young collections skip them
         except (ValueError, RecursionError, UnicodeEncodeError):
             items = None
         finally:
