@@ -13,8 +13,9 @@ from atomic_host.core.options import Options
 from atomic_host.kit.log import log
 
 
-def _prewarm() -> None:
-    """Import what later commands need (pydantic models, httpx, orjson) off the critical path."""
+def _prewarm(tools: list[Any]) -> None:
+    """Import what later commands need (pydantic models, httpx, orjson, the tools' modules and
+    schemas) off the critical path, so the first prompt does not import on the event loop."""
     try:
         from atomic_host.core.jsonfast import load_fast_encoder
 
@@ -22,6 +23,9 @@ def _prewarm() -> None:
         import httpx  # noqa: F401
 
         import atomic_host.core.protocol.validate  # noqa: F401
+
+        for tool in tools:
+            tool.json_schema()
     except Exception:  # only a warm-up: the real import reports errors
         pass
 
@@ -61,7 +65,7 @@ async def serve(opts: Options) -> int:
         await rt.shutdown()
 
     def warm() -> None:
-        threading.Thread(target=_prewarm, daemon=True).start()
+        threading.Thread(target=_prewarm, args=(rt.tools.for_model(),), daemon=True).start()
 
     def explain(message: str) -> str:
         from atomic_host.frontends.hints import explain
