@@ -90,9 +90,7 @@ class InProcessHost:
         from atomic_host.runtime import Runtime
 
         load_fast_encoder()
-        from atomic_host.frontends.rpc.main import _prewarm
-
-        _prewarm()  # what the host does after its first response: pydantic, httpx, orjson imported
+        import atomic_host.core.protocol.validate  # noqa: F401  (the host's warm-up imports it after its first response)
         out = Output(fd=os.open(os.devnull, os.O_WRONLY))
         opts = Options(
             mode="rpc",
