@@ -81,9 +81,11 @@ class Totals:
             usage = entry.get("usage")
         tokens, cost = self.tokens, self.cost
         if usage:
-            tokens = dict(tokens)
-            for k in tokens:
-                tokens[k] += usage.get(k, 0) or 0
+            # sums in locals, no dict per entry: allocations would wake the GC over a long session
+            t_in = tokens["input"] + (usage.get("input", 0) or 0)
+            t_out = tokens["output"] + (usage.get("output", 0) or 0)
+            t_read = tokens["cacheRead"] + (usage.get("cacheRead", 0) or 0)
+            t_write = tokens["cacheWrite"] + (usage.get("cacheWrite", 0) or 0)
             cost += (usage.get("cost") or {}).get("total", 0) or 0
         if is_message:
             self.total += 1
@@ -92,7 +94,9 @@ class Totals:
             if role == "assistant":
                 self.tool_calls += tool_calls
                 self.latest = usage
-        self.tokens, self.cost = tokens, cost
+        if usage:
+            tokens["input"], tokens["output"], tokens["cacheRead"], tokens["cacheWrite"] = t_in, t_out, t_read, t_write
+        self.cost = cost
 
 
 def session_stats(agent: StatsSource) -> dict[str, Any]:
