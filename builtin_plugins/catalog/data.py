@@ -1,8 +1,10 @@
 """The built-in model catalog, shipped as package data (JSON files beside this module).
 
 ``catalog.json`` (Anthropic, OpenAI) is registered by this plugin; the catalogs of the other wire
-APIs (``google.json``) by the providers plugin, next to their adapters. The JSON is hand-curated
-(see each file's ``_provenance``); it is never fetched at runtime.
+APIs (``google.json``) by the providers plugin, next to their adapters. Model lists, capabilities and
+limits are curated; costs are generated from genai-prices by ``scripts/update_catalog_prices.py``
+(build time only: the host never imports genai-prices). Each file's ``_provenance`` says where every
+number comes from; nothing is fetched at runtime.
 
 A provider entry declares what the host knows of it: ``envKeys`` (the key variables, in order),
 ``secretEnv`` (other credential variables, masked only), ``preferredModels`` (the default model
@@ -31,8 +33,11 @@ def _load(name: str = "catalog.json") -> dict[str, Any]:
 
 
 def provenance(name: str = "catalog.json") -> str:
-    """Where a catalog file's numbers come from."""
-    return str(_load(name).get("_provenance", ""))
+    """Where a catalog file's numbers come from (its ``_provenance`` summary, prices and limits text)."""
+    prov = _load(name).get("_provenance", "")
+    if isinstance(prov, dict):
+        return " ".join(str(prov[key]) for key in ("summary", "prices", "limits") if key in prov)
+    return str(prov)
 
 
 def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo]:

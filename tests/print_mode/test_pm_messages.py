@@ -70,7 +70,10 @@ def test_login_stores_a_key_that_list_models_then_uses(tmp_path: Path) -> None:
     assert json.loads((box.agent / "auth.json").read_text())["anthropic"]["key"] == "sk-ant-test-123"
     models = box.run("--list-models", faux=False).stdout.splitlines()
     assert models and all(m.startswith("anthropic/") for m in models)
-    assert box.run("login", "nope", stdin=b"k\n", faux=False).returncode == 2
+    nope = box.run("login", "nope", stdin=b"k\n", faux=False)
+    assert nope.returncode == 2
+    known = nope.stderr.split("known providers: ", 1)[1].strip().split(", ")
+    assert "anthropic" in known and "github-copilot" in known and "faux" not in known, nope.stderr
 
 
 def test_rpc_host_on_a_terminal_prints_one_hint(tmp_path: Path) -> None:
