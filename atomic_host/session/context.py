@@ -105,23 +105,33 @@ def compaction_message(
 def build_session_context(path: list[dict[str, Any]]) -> SessionContext:
     """Context of a branch given its entries root→leaf (§2.4). Unknown entry types are ignored."""
     ctx = SessionContext()
-    for entry in path:
+    # model and thinking level: the last of each on the branch, found scanning back from the leaf
+    model_found = level_found = False
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
         kind = entry.get("type")
-        if kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
+        if not model_found:
+            if kind == "model_change":
+                ctx.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+                model_found = True
+            elif kind == "message":
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+                    model_found = True
+        if not level_found and kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
             ctx.thinking_level = entry["thinkingLevel"]
-        elif kind == "model_change":
-            ctx.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-        elif (
-            kind == "message"
-            and isinstance(entry.get("message"), dict)
-            and entry["message"].get("role") == "assistant"
-        ):
-            message = entry["message"]
-            ctx.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+            level_found = True
+        if model_found and level_found:
+            break
 
-    boundary_index = next((i for i in range(len(path) - 1, -1, -1) if is_active_boundary(path[i])), None)
+    boundary_index = None
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction" and is_active_boundary(path[i]):
+            boundary_index = i
+            break
     if boundary_index is None:
-        ctx.messages = [m for m in map(entry_to_message, path) if m is not None]
+        ctx.messages = _messages_of(path)
         return ctx
 
     boundary = path[boundary_index]
@@ -135,5 +145,25 @@ def build_session_context(path: list[dict[str, Any]]) -> SessionContext:
         if tail_messages:
             tail = serialize_transcript(convert_to_llm(tail_messages), mode="retained")
     ctx.messages = [compaction_message(boundary, tail)]
-    ctx.messages.extend(m for m in map(entry_to_message, path[boundary_index + 1 :]) if m is not None)
+    ctx.messages.extend(_messages_of(path[boundary_index + 1 :]))
     return ctx
+
+
+def _messages_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``[entry_to_message(e) for e in entries]`` without the Nones: the common case (a message
+    entry whose message has its content) inline, one call per entry less on a long branch."""
+    out = []
+    append = out.append
+    for entry in entries:
+        message = entry.get("message")
+        if (
+            type(message) is dict
+            and entry.get("type") == "message"
+            and message.get("content") is not None
+        ):
+            append(message)  # what entry_to_message returns for it: the message itself
+            continue
+        converted = entry_to_message(entry)
+        if converted is not None:
+            append(converted)
+    return out

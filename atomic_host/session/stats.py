@@ -51,31 +51,59 @@ def context_estimate(messages: list[dict[str, Any]]) -> int:
     return tokens
 
 
-def session_stats(agent: StatsSource) -> dict[str, Any]:
-    session = agent.session
-    counts = {"user": 0, "assistant": 0, "toolResult": 0}
-    tool_calls = total = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    cost = 0.0
-    latest: dict[str, Any] | None = None
-    for entry in session.entries:
+class Totals:
+    """The whole-session counts and usage sums of ``get_session_stats``, as a session view
+    (``Session.view``): each entry is added once, so a stats read costs what was appended since."""
+
+    def __init__(self) -> None:
+        self.counts = {"user": 0, "assistant": 0, "toolResult": 0}
+        self.tool_calls = self.total = 0
+        self.tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        self.cost: Any = 0.0
+        self.latest: dict[str, Any] | None = None
+
+    def add(self, entry: dict[str, Any]) -> None:
+        # Everything is computed before anything is stored: an entry that raises (a content block
+        # that is not an object) leaves the totals as they were, and raises again on the next read.
         usage = None
-        if entry.get("type") == "message":
-            total += 1
+        role = None
+        tool_calls = 0
+        counted = False
+        is_message = entry.get("type") == "message"
+        if is_message:
             m = entry.get("message") or {}
             role = m.get("role")
-            if role in counts:
-                counts[role] += 1
+            counted = role in self.counts
             if role == "assistant":
-                tool_calls += sum(1 for b in m.get("content") or [] if b.get("type") == "toolCall")
+                tool_calls = sum(1 for b in m.get("content") or [] if b.get("type") == "toolCall")
                 usage = m.get("usage")
-                latest = usage
         elif entry.get("type") in ("branch_summary", "session_summary"):
             usage = entry.get("usage")
+        tokens, cost = self.tokens, self.cost
         if usage:
-            for k in tokens:
-                tokens[k] += usage.get(k, 0) or 0
+            # sums in locals, no dict per entry: allocations would wake the GC over a long session
+            t_in = tokens["input"] + (usage.get("input", 0) or 0)
+            t_out = tokens["output"] + (usage.get("output", 0) or 0)
+            t_read = tokens["cacheRead"] + (usage.get("cacheRead", 0) or 0)
+            t_write = tokens["cacheWrite"] + (usage.get("cacheWrite", 0) or 0)
             cost += (usage.get("cost") or {}).get("total", 0) or 0
+        if is_message:
+            self.total += 1
+            if counted:
+                self.counts[role] += 1  # type: ignore[index]
+            if role == "assistant":
+                self.tool_calls += tool_calls
+                self.latest = usage
+        if usage:
+            tokens["input"], tokens["output"], tokens["cacheRead"], tokens["cacheWrite"] = t_in, t_out, t_read, t_write
+        self.cost = cost
+
+
+def session_stats(agent: StatsSource) -> dict[str, Any]:
+    session = agent.session
+    totals = session.view(Totals)
+    counts, tokens, latest = totals.counts, totals.tokens, totals.latest
+    tool_calls, total, cost = totals.tool_calls, totals.total, totals.cost
     data: dict[str, Any] = {
         "sessionId": session.id,
         "userMessages": counts["user"],

@@ -24,7 +24,7 @@ from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
+from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array, promote_to_old_generation
 from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
@@ -155,6 +155,7 @@ def _loads_rows(texts: list[str]) -> list[Any]:
         gc.disable()  # parsing builds only acyclic objects: skip the collections it would trigger
         try:
             items = loads_array(("[" + ",".join(texts) + "]").encode())
+            promote_to_old_generation()  # see there: the next young collections skip them
         except (ValueError, RecursionError, UnicodeEncodeError):
             items = None
         finally:
@@ -316,10 +317,12 @@ class SqliteStore(BaseStore):
                 f" FROM sessions WHERE internal = 0 {where}",
                 params,
             ).fetchall()
+        headers = _loads_rows([r[1] for r in rows])  # one array parse for every header
+        prefix = f"sqlite:{self.db_path}#"  # self.location(id), without a call per row
         infos = [
             build_info(
-                json.loads(r[1]),
-                self.location(r[0]),
+                header,
+                prefix + r[0],
                 message_count=r[5],
                 first_message=r[6],
                 modified_ms=r[2],
@@ -327,7 +330,7 @@ class SqliteStore(BaseStore):
                 has_name=bool(r[4]),
                 summary=json.loads(r[7]) if r[7] else None,
             )
-            for r in rows
+            for r, header in zip(rows, headers, strict=True)
         ]
         return finish_listing(infos)
 

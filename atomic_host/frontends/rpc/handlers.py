@@ -376,28 +376,38 @@ class Handlers:
 
     @command()
     async def on_get_fork_messages(self) -> Any:
-        return {"messages": self.agent.session.fork_messages()}
+        from atomic_host.kit.sessions.tree import ForkMessages
+
+        # the view's own list, not copies: it is only encoded (a session view, kept up to date)
+        return {"messages": self.agent.session.view(ForkMessages).items}
 
     @command()
     async def on_get_entries(self, cmd: GetEntriesCommand) -> Any:
         session = self.agent.session
         since = cmd.since
         if since is None:
-            entries = list(session.entries)
-        else:
-            try:
-                entries = session.entries_since(since)
-            except KeyError:
-                raise CommandFailed(f"Entry not found: {since}") from None
+            from atomic_host.session.tree import encoded_entries, entries_json, entries_lag
+
+            # each entry encoded once per session: a read costs what was appended since the last;
+            # a long session's first read encodes in a thread (40,000 entries take ~0.1 s)
+            if entries_lag(session) > 2000:
+                await asyncio.to_thread(encoded_entries, session, list(session.entries))
+            return {"entries": entries_json(session), "leafId": session.leaf_id}
+        try:
+            entries = session.entries_since(since)  # O(page): encoded as is
+        except KeyError:
+            raise CommandFailed(f"Entry not found: {since}") from None
         return {"entries": entries, "leafId": session.leaf_id}
 
     @command()
     async def on_get_tree(self) -> Any:
-        from atomic_host.session.tree import tree_json_snapshot
+        from atomic_host.session.tree import cached_tree, tree_json_snapshot
 
         session = self.agent.session
-        leaf_id, encode = session.leaf_id, tree_json_snapshot(session)
-        return {"tree": await asyncio.to_thread(encode), "leafId": leaf_id}  # ~1 s at 20,000 turns
+        leaf_id, tree = session.leaf_id, cached_tree(session)
+        if tree is None:  # built in a thread: the first one of a 20,000-turn session takes a while
+            tree = await asyncio.to_thread(tree_json_snapshot(session))
+        return {"tree": tree, "leafId": leaf_id}
 
     @command()
     async def on_set_session_name(self, cmd: SetSessionNameCommand) -> Any:

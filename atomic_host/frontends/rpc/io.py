@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from atomic_host.core.jsonfast import RawJSON, dumps, dumps_spliced  # dumps: re-exported, the writer's encoder
+from atomic_host.core.jsonfast import RawJSON, dumps, spliced_parts  # dumps: re-exported, the writer's encoder
 from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
@@ -187,8 +187,8 @@ class Output:
         if has_data and data is not None:
             record["data"] = data
             if type(data) is dict and any(type(v) is RawJSON for v in data.values()):  # get_tree
-                line = self._encode({k: v for k, v in record.items() if k != "data"})[:-1]
-                line += ',"data":' + dumps_spliced(data) + "}"
+                head = self._encode({k: v for k, v in record.items() if k != "data"})[:-1]
+                line = "".join([head, ',"data":', *spliced_parts(data), "}"])  # one copy of the raw text
         elif has_data and data is None and command in _NULL_DATA_COMMANDS:
             record["data"] = None
         self.send(record, line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -56,8 +57,39 @@ def new_entry_id(existing: Container[str]) -> str:
 
 
 def iso_from_ms(ms: float) -> str:
-    """``2026-07-13T10:00:00.000Z`` from Unix milliseconds (JavaScript ``toISOString``)."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    """``2026-07-13T10:00:00.000Z`` from Unix milliseconds (JavaScript ``toISOString``).
+
+    The same text as ``datetime.fromtimestamp(ms / 1000, UTC)`` formatted, computed by hand for
+    times from 1970 to 9999 (``list_sessions`` formats two per session: 10,000 sessions spent
+    100 ms in ``strftime``): the seconds' fraction is rounded to microseconds half-to-even as
+    ``fromtimestamp`` rounds it, and each day's date is formatted once."""
+    seconds = ms / 1000
+    if not 0 <= seconds < _YEAR_10000:  # NaN, negative, far future: the library's answer (or error)
+        return _iso_by_datetime(seconds)
+    fraction, whole = math.modf(seconds)
+    micro = round(fraction * 1e6)
+    second = int(whole)
+    if micro >= 1_000_000:
+        micro -= 1_000_000
+        second += 1
+    day, rest = divmod(second, 86400)
+    date = _DATES.get(day)
+    if date is None:
+        if len(_DATES) >= 4096:
+            _DATES.clear()
+        date = _DATES[day] = datetime.fromtimestamp(day * 86400, tz=UTC).strftime("%Y-%m-%d")
+    hour, rest = divmod(rest, 3600)
+    minute, sec = divmod(rest, 60)
+    return f"{date}T{hour:02d}:{minute:02d}:{sec:02d}.{micro // 1000:03d}Z"
+
+
+_YEAR_10000 = 253_402_300_800
+_DATES: dict[int, str] = {}
+"""Day number since the epoch → ``YYYY-MM-DD``."""
+
+
+def _iso_by_datetime(seconds: float) -> str:
+    dt = datetime.fromtimestamp(seconds, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 

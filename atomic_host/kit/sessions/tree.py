@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
 from atomic_host.kit.log import log
@@ -30,6 +31,29 @@ class SessionWriter(Protocol):
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
+
+
+class EntryView(Protocol):
+    """A value derived from a session's entries, fed them one at a time in append order (see
+    :meth:`Session.view`)."""
+
+    def add(self, entry: dict[str, Any]) -> None:
+        """Take one more entry into account. When it raises, the view must be as it was before
+        the call (the same entry is offered again next time)."""
+
+
+V = TypeVar("V", bound=EntryView)
+
+
+class _Slot:
+    """One view of a session and how many entries it has taken."""
+
+    __slots__ = ("count", "lock", "view")
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+        self.count = 0
+        self.lock = threading.Lock()  # a thread (get_tree) and the loop may catch the same view up
 
 
 def is_assistant_entry(entry: dict[str, Any]) -> bool:
@@ -63,6 +87,8 @@ class Session:
         self._index: dict[str, int] = {}
         self._labels: dict[str, tuple[str, str]] = {}
         self._has_assistant = False
+        self._info_entry: dict[str, Any] | None = None  # the latest session_info (the name)
+        self._views: dict[Callable[[], Any], _Slot] = {}
         self.leaf_id: str | None = None
         self.writer = writer
         self.location = location
@@ -84,6 +110,8 @@ class Session:
                 self._apply_label(entry)
             elif kind == "message" and not self._has_assistant and is_assistant_entry(entry):
                 self._has_assistant = True
+            elif kind == "session_info":
+                self._info_entry = entry
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -115,8 +143,11 @@ class Session:
             self.leaf_id = entry_id
         if is_assistant_entry(entry):
             self._has_assistant = True
-        if entry.get("type") == "label":
+        kind = entry.get("type")
+        if kind == "label":
             self._apply_label(entry)
+        elif kind == "session_info":
+            self._info_entry = entry
 
     def _apply_label(self, entry: dict[str, Any]) -> None:
         target = entry.get("targetId")
@@ -146,6 +177,7 @@ class Session:
         if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
             raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
         previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
+        previous_info = self._info_entry
         self._add(entry)
         try:
             if self.writer is not None:
@@ -159,6 +191,8 @@ class Session:
             self.entries.pop()
             del self._index[entry["id"]]
             self.leaf_id, self._labels, self._has_assistant = previous_leaf, previous_labels, had_assistant
+            self._info_entry = previous_info
+            self._views = {}  # they may have taken the entry: rebuilt on the next read
             raise
         return entry
 
@@ -228,13 +262,23 @@ class Session:
         index, entries = self._index, self.entries
         position = index.get(start) if start else None
         positions: list[int] = []
-        seen: set[int] = set()
-        # walks positions, not entries: a parent cycle is caught by the seen set
-        while position is not None and position not in seen:
+        # walks positions, not entries. A parent appended before its child (every entry this host
+        # writes) has a smaller position, and a strictly falling walk cannot cycle; from the first
+        # parent that is not (an imported file), a seen set catches a cycle.
+        while position is not None:
             positions.append(position)
-            seen.add(position)
             parent = entries[position].get("parentId")
-            position = index.get(parent) if isinstance(parent, str) else None
+            following = index.get(parent) if isinstance(parent, str) else None
+            if following is not None and following >= position:
+                seen = set(positions)
+                position = following
+                while position is not None and position not in seen:
+                    positions.append(position)
+                    seen.add(position)
+                    parent = entries[position].get("parentId")
+                    position = index.get(parent) if isinstance(parent, str) else None
+                break
+            position = following
         return [entries[i] for i in reversed(positions)]
 
     def entries_since(self, entry_id: str) -> list[dict[str, Any]]:
@@ -246,6 +290,10 @@ class Session:
 
     def labels(self) -> dict[str, str]:
         return {target: label for target, (label, _) in self._labels.items()}
+
+    def labels_with_timestamps(self) -> dict[str, tuple[str, str]]:
+        """A copy of the labels: entry id → (label, the label entry's timestamp)."""
+        return dict(self._labels)
 
     def label_of(self, entry_id: str) -> str | None:
         item = self._labels.get(entry_id)
@@ -268,14 +316,46 @@ class Session:
 
         return build
 
+    def view(self, factory: Callable[[], V], upto: list[dict[str, Any]] | None = None) -> V:
+        """The view ``factory`` makes, caught up with every entry (or with ``upto``: a copy of
+        ``entries`` taken earlier, for a thread; a view already past it is left as it is).
+
+        Each view lives as long as the session and is fed only the entries it has not seen, so
+        a read command costs what was appended since the last one, not the session's length.
+        Entries never change once appended; the one way an entry goes (a failed write
+        unpublishing it) drops every view."""
+        slot = self._views.get(factory)
+        if slot is None:
+            slot = self._views.setdefault(factory, _Slot(factory()))
+        entries = self.entries if upto is None else upto
+        with slot.lock:
+            view, count, total = slot.view, slot.count, len(entries)
+            while count < total:
+                view.add(entries[count])
+                count += 1
+                slot.count = count
+        return view
+
+    def view_lag(self, factory: Callable[[], V]) -> int:
+        """How many entries the view ``factory`` made has yet to take (all of them when there is
+        none yet): what the next :meth:`view` call will do."""
+        slot = self._views.get(factory)
+        return len(self.entries) - (slot.count if slot is not None else 0)
+
+    def current_view(self, factory: Callable[[], V]) -> V | None:
+        """The view ``factory`` made, when it exists and has taken every entry; else None (and
+        nothing is fed to it)."""
+        slot = self._views.get(factory)
+        return slot.view if slot is not None and slot.count == len(self.entries) else None
+
     @property
     def name(self) -> str | None:
         """The latest ``session_info`` name; None when never named or cleared."""
-        for entry in reversed(self.entries):
-            if entry.get("type") == "session_info":
-                name = entry.get("name")
-                return (name.strip() or None) if isinstance(name, str) else None
-        return None
+        entry = self._info_entry
+        if entry is None:
+            return None
+        name = entry.get("name")
+        return (name.strip() or None) if isinstance(name, str) else None
 
     def summary(self) -> dict[str, Any] | None:
         """The non-retired ``session_summary`` entry (a later ``branch_summary`` retires it, §2.6)."""
@@ -283,13 +363,7 @@ class Session:
 
     def fork_messages(self) -> list[dict[str, str]]:
         """Every user message entry in the whole session with its joined text (get_fork_messages)."""
-        result = []
-        for entry in self.entries:
-            if _role(entry) == "user":
-                text = message_text(entry["message"])
-                if text:
-                    result.append({"entryId": entry["id"], "text": text})
-        return result
+        return [dict(item) for item in self.view(ForkMessages).items]  # copies: the view keeps its own
 
     def entry_text(self, entry_id: str) -> str:
         entry = self.get_entry(entry_id)
@@ -341,6 +415,20 @@ class Session:
         if latest_usage is not None:
             result["latestAssistantUsage"] = latest_usage
         return result
+
+
+class ForkMessages:
+    """The view behind :meth:`Session.fork_messages`: ``{entryId, text}`` of each user message
+    with text, in append order."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def add(self, entry: dict[str, Any]) -> None:
+        if _role(entry) == "user":
+            text = message_text(entry["message"])
+            if text:
+                self.items.append({"entryId": entry["id"], "text": text})
 
 
 def is_internal_header(header: dict[str, Any]) -> bool:

@@ -1,0 +1,31 @@
+"""Opening parses a session file in one array parse when every line is one JSON value: for any
+file, whole, torn, with blank, junk or two-value lines, the result is the line-by-line parse's."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from atomic_host.kit.sessions.jsonl import parse_line, parse_records
+
+LINES = st.sampled_from(
+    [b'{"a":1}', b'{"b":[1,2]}', b"null", b"1,2", b'{"x":1},{"y":2}', b"", b" ", b'{"t', b"}", b"{",
+     b"[1]", b'"s"', b"\r", b'{"u":"\\u2028 \xe2\x80\xa8"}', b"{}", b'{"n":1e400}', b"\xff"]
+)
+
+
+def line_by_line(data: bytes) -> list[dict]:
+    records = []
+    for line in data.split(b"\n"):
+        if line.strip():
+            obj = parse_line(line)
+            if isinstance(obj, dict):
+                records.append(obj)
+    return records
+
+
+@settings(max_examples=2000)
+@given(lines=st.lists(LINES | st.binary(max_size=12), max_size=10), newline_ended=st.booleans())
+def test_the_array_parse_is_the_line_by_line_parse(lines: list[bytes], newline_ended: bool) -> None:
+    data = b"\n".join(lines) + (b"\n" if newline_ended and lines else b"")
+    assert parse_records(data) == line_by_line(data)
