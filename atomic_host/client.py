@@ -17,19 +17,49 @@ import itertools
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+"""Stack of the thread that parses a deeply nested line (address space, committed only as used)."""
+
 
 def loads_deep(line: str) -> Any:
-    """``json.loads`` for records nested deeper than the recursion limit (the C scanner only
-    needs a little stack per level, so a temporarily higher limit is safe here)."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 4 * line.count("{") + 1000))
+    """``json.loads`` for records nested deeper than the recursion limit, such as the ``get_tree``
+    of a 20,000-turn session.
+
+    The C scanner recurses once per level: a raised recursion limit lets it go deeper, and a thread
+    with a big stack gives it the room (on the main thread's 8 MB it crashed the process at ~40,000
+    levels)."""
     try:
         return json.loads(line)
+    except RecursionError:
+        pass
+    outcome: list[Any] = []
+
+    def parse() -> None:
+        try:
+            outcome.append((True, json.loads(line)))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * line.count("{") + 4 * line.count("[") + 1000))
+    previous = threading.stack_size(DEEP_STACK_BYTES)
+    try:
+        worker = threading.Thread(target=parse, name="atomic-deep-json")
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    try:
+        worker.join()
     finally:
         sys.setrecursionlimit(limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 class EventLog:

@@ -5,6 +5,8 @@ what orjson refuses (deep nesting, huge ints, non-string keys, lone surrogates).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -99,3 +101,25 @@ def test_tree_json_is_the_tree_encoded(engine: str, session: Any) -> None:
     line = tree_json(session)
     _no_raw_breaks(line)
     assert _canonical(loads_deep(line)) == _canonical(session.tree())
+
+
+def test_loads_deep_parses_a_100k_deep_line_without_crashing_the_client() -> None:
+    """The get_tree of a 20,000-turn session is ~40,000 levels deep: on the main thread's stack the
+    C scanner crashed the client process (SIGSEGV). In a subprocess, so a crash fails this test."""
+    code = (
+        "from atomic_host.client import loads_deep\n"
+        "n = 100_000\n"
+        "v = loads_deep('{\"c\":[' * n + '{}' + ']}' * n)\n"
+        "depth = 0\n"
+        "while v.get('c'):\n"
+        "    v, depth = v['c'][0], depth + 1\n"
+        "print(depth)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "100000"
+
+
+def test_loads_deep_reports_invalid_json_from_its_thread() -> None:
+    with pytest.raises(json.JSONDecodeError):
+        loads_deep("[" * 5000 + "x")
