@@ -93,3 +93,43 @@ def test_atomic_plugins_lists_the_new_builtins_with_their_hooks(base: Path) -> N
     assert listed["builtin_plugins.stores"]["hooks"] == ["register_session_stores"]
     assert listed["builtin_plugins.export_html"]["status"] == "loaded"
     assert listed["builtin_plugins.export_html"]["hooks"] == ["register_exporters"]
+
+
+SLOW_OPEN = '''
+
+import time
+
+
+class SlowStore(OneFileStore):
+    """A store far away (a remote database): opening a session takes a second."""
+
+    def open(self, session_id, directory=None):
+        time.sleep(1.0)
+        return super().open(session_id, directory)
+
+    def most_recent(self, cwd):
+        time.sleep(1.0)
+        return super().most_recent(cwd)
+
+
+def open_onefile(options):
+    return SlowStore(Path(options.session_dir or options.agent_dir) / "onefile.json", options.cwd)
+'''
+
+
+async def test_a_slow_store_opens_the_startup_session_off_the_event_loop(base: Path) -> None:
+    """--continue / --session at startup call the store in a thread, as switch_session does: the
+    loop watchdog (300 ms here) sees no stall while the store takes a second."""
+    plugin = store_plugin(base)
+    async with start_host("-e", str(plugin), base=base, settings={"sessionStore": "onefile"}) as host:
+        await chat(host, "first")
+        first = (await host.client.call("get_state"))["sessionId"]
+    plugin.write_text(plugin.read_text() + SLOW_OPEN)
+    log = base / "stderr.txt"
+    settings = {"sessionStore": "onefile", "loopStallMs": 300}
+    for how in (["-c"], ["--session", first]):
+        with log.open("wb") as err:
+            async with start_host("-e", str(plugin), *how, base=base, settings=settings, stderr=err.fileno()) as host:
+                state = await host.client.call("get_state")
+                assert state["sessionId"] == first and state["messageCount"] == 2
+        assert "event loop blocked" not in log.read_text(), (how, log.read_text())
