@@ -17,7 +17,6 @@ import itertools
 import sys
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,6 +25,7 @@ import pluggy
 
 from atomic_host.contract import hookspecs
 from atomic_host.contract.markers import PROJECT_NAME
+from atomic_host.contract.records import field, record
 from atomic_host.kit.log import log
 
 ErrorSink = Callable[[str, str, str], None]
@@ -36,7 +36,7 @@ DEFAULT_HOOK_TIMEOUT_S = 30.0
 _TIMED_OUT = object()
 
 
-@dataclass
+@record
 class PluginRecord:
     """What the host knows about one plugin, loaded or not."""
 

@@ -70,7 +70,10 @@ async def serve(opts: Options) -> int:
 
     table = Handlers(rt).table()
     server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
-    return await server.serve()
+    try:
+        return await server.serve()
+    finally:
+        out.flush()
 
 
 EXIT_GRACE_S = 2.0
@@ -108,7 +111,10 @@ def run_rpc(opts: Options) -> int:
 def run_to_exit(main: Any) -> int:
     """Run a frontend's serve coroutine; after a signal (129/130/143) leave at once, without
     waiting for threads a plugin may have left running."""
+    from atomic_host.frontends.rpc.io import flush_all
+
     code = run_until_done(main)
+    flush_all()
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 143):
