@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, MethodType, ModuleType
 from typing import Any
 
 import pluggy
@@ -85,6 +85,26 @@ def _group_declared(group: str) -> bool:
     return False
 
 
+_ABSENT = object()
+_BINDABLE = (staticmethod, classmethod, MethodType)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, with a quicker look at a module plugin's attributes.
+
+    ``register`` asks :meth:`parse_hookimpl_opts` about every name in ``dir(plugin)``; pluggy
+    answers with ``inspect.getattr_static``, ~400 calls over the built-ins (a few ms of every start).
+    For a module, a name whose ``__dict__`` value is no function (an import, a class, a constant)
+    gets the same answer, None, without it; functions and everything else go to pluggy."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if type(plugin) is ModuleType:
+            value = plugin.__dict__.get(name, _ABSENT)
+            if value is not _ABSENT and not isinstance(value, (FunctionType, *_BINDABLE)):
+                return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
     """Compiles a local extension from its source on every load. The bytecode cache is keyed on
     the file's mtime in whole seconds and its size, so a hot-reload edit made within the same
@@ -122,7 +142,7 @@ class PluginHost:
     """Owns the pluggy PluginManager and the loading pipeline."""
 
     def __init__(self, on_error: ErrorSink) -> None:
-        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm = _PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
         self.on_error = on_error

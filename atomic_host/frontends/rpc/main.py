@@ -14,14 +14,18 @@ from atomic_host.kit.log import log
 
 
 def _prewarm() -> None:
-    """Import what later commands need (pydantic models, httpx, orjson) off the critical path."""
+    """Import what later commands need (pydantic models, httpx, orjson, the agent loop and tool
+    execution) off the critical path."""
     try:
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()
         import httpx  # noqa: F401
 
-        import atomic_host.core.protocol.validate  # noqa: F401
+        import atomic_host.agent.loop
+        import atomic_host.agent.tool_exec
+        import atomic_host.core.protocol.validate
+        import atomic_host.engine.compaction  # noqa: F401
     except Exception:  # only a warm-up: the real import reports errors
         pass
 
