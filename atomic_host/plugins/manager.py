@@ -95,14 +95,26 @@ class _PluginManager(pluggy.PluginManager):
     ``register`` asks :meth:`parse_hookimpl_opts` about every name in ``dir(plugin)``; pluggy
     answers with ``inspect.getattr_static``, ~400 calls over the built-ins (a few ms of every start).
     For a module, a name whose ``__dict__`` value is no function (an import, a class, a constant)
-    gets the same answer, None, without it; functions and everything else go to pluggy."""
+    gets the same answer, None, without it; functions and everything else go to pluggy. The same
+    for the hookspecs module (``add_hookspecs``)."""
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        if type(plugin) is ModuleType:
-            value = plugin.__dict__.get(name, _ABSENT)
-            if value is not _ABSENT and not isinstance(value, (FunctionType, *_BINDABLE)):
-                return None
+        if _not_a_function(plugin, name):
+            return None
         return super().parse_hookimpl_opts(plugin, name)
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
+        if _not_a_function(module_or_class, name):
+            return None
+        return super().parse_hookspec_opts(module_or_class, name)
+
+
+def _not_a_function(namespace: Any, name: str) -> bool:
+    """``name`` is a module attribute that pluggy could not take for a hook (no function)."""
+    if type(namespace) is not ModuleType:
+        return False
+    value = namespace.__dict__.get(name, _ABSENT)
+    return value is not _ABSENT and not isinstance(value, (FunctionType, *_BINDABLE))
 
 
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
