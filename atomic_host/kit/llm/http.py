@@ -7,6 +7,7 @@ headers) against the abort signal and the idle deadline.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import datetime
 import email.utils
@@ -21,6 +22,7 @@ from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http_client import new_http_client
+from atomic_host.kit.llm.sse import SSEDecoder
 
 MAX_ERROR_BODY = 4000
 OPEN = ("__open__", "")
@@ -125,8 +127,15 @@ async def _events(
                     raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
                 opened = True
                 yield OPEN
-                # aclosing: when the consumer stops early, the SSE iterator is closed here, not
-                # later by the garbage collector on a loop that may be gone.
+                # aclosing: when the consumer stops early, the iterator is closed here, not later
+                # by the garbage collector on a loop that may be gone.
+                if _reads_as_utf8(resp, ctype):
+                    decoder = SSEDecoder()  # httpx_sse's reading, on the bytes (kit/llm/sse.py)
+                    async with contextlib.aclosing(resp.aiter_bytes()) as chunks:
+                        async for chunk in chunks:
+                            for pair in decoder.feed(chunk):
+                                yield pair
+                    return
                 async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
                     async for sse in sse_iter:
                         yield sse.event, sse.data
@@ -150,6 +159,18 @@ async def _events(
             )
         await asyncio.sleep(delay)
         attempt += 1
+
+
+def _reads_as_utf8(resp: httpx.Response, ctype: str) -> bool:
+    """The stream is text/event-stream in UTF-8 (what every provider sends): :class:`SSEDecoder`
+    reads it. Another charset, or a content type httpx_sse would refuse, goes to httpx_sse."""
+    if "text/event-stream" not in ctype.partition(";")[0]:
+        return False
+    encoding = resp.encoding or "utf-8"
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 async def sse_events(
