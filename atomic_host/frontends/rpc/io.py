@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,8 @@ from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
 _EOF = None
+HOLD_S = 0.0005
+"""Longest a record waits for the records after it to share its ``write`` (see :class:`Output`)."""
 
 
 class LineProtocol(asyncio.Protocol):
@@ -102,12 +105,14 @@ async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
 class Output:
     """The single owner of stdout: every record is written whole, as one line, in call order.
 
-    Records sent on the event loop are coalesced per loop iteration: the first goes out at once
-    (a reply or the first delta is never held back), the rest of that iteration's records are
-    joined into one ``write`` when the iteration ends. A streamed reply produces several deltas
-    per network read; one ``write`` (and one wake-up of the client) per delta cost more than the
-    rest of the per-delta work together (issue 12). Records sent off the loop thread are written
-    at once, as before. :meth:`flush` writes whatever is held; the frontends call it on exit."""
+    Records sent on the event loop share ``write`` calls: the first record of a loop iteration
+    goes out at once, the ones after it are held and joined into one ``write`` when the iteration
+    ends, or as soon as a record comes :data:`HOLD_S` after that first one (a long iteration,
+    such as a network read of many deltas, still streams). A streamed reply produces several
+    deltas per network read, and one ``write`` (one wake-up of the client) per delta cost more
+    than the rest of the per-delta work together (issue 12). Records sent off the loop's thread
+    are written at once, as before. :meth:`flush` writes whatever is held; the frontends call it
+    on exit."""
 
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdout.fileno() if fd is None else fd
@@ -118,6 +123,7 @@ class Output:
         self._owner = threading.get_ident()
         """The thread whose loop iterations are coalesced (the one that made this Output)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._held_at = 0.0
         _OUTPUTS.add(self)
 
     def send(self, record: dict[str, Any], line: str | None = None) -> None:
@@ -138,12 +144,12 @@ class Output:
             return
         loop = _running_loop()
         if self._held is not None:
-            if loop is self._loop:
+            if loop is self._loop and time.monotonic() - self._held_at < HOLD_S:
                 self._held.append(data)
                 return
-            self.flush()  # that loop stopped before its flush ran: what it held goes first
+            self.flush()  # held long enough (or that loop stopped before its flush ran)
         if loop is not None:
-            self._held, self._loop = [], loop
+            self._held, self._loop, self._held_at = [], loop, time.monotonic()
             loop.call_soon(self.flush)
         self._write(data)
 

@@ -183,8 +183,10 @@ async def sse_events(
     Use it inside ``contextlib.aclosing`` so an early exit closes the connection.
 
     Abort and deadline interrupt only the wait for the next event: a timer and the signal cancel
-    this task while it waits, and the cancellation becomes the matching error. That costs one
-    timer per event instead of a task and an ``asyncio.wait`` per event.
+    this task while it waits, and the cancellation becomes the matching error. The timer is one
+    for the whole stream, re-armed only when it fires: it checks how long the current wait has
+    lasted (events come far more often than the deadline, so a timer per event, set and cancelled
+    hundreds of times a reply, was pure overhead).
     """
     signal = options.signal
     if signal is not None and signal.is_set():
@@ -195,14 +197,28 @@ async def sse_events(
     task = asyncio.current_task()
     assert task is not None
     inner = _events(client, url, headers, body, options)
+    deadline_s = options.stream_deadline_s
     waiting = False
+    waiting_since = 0.0  # loop time the current wait for an event began (meaningful while waiting)
     fired: str | None = None
+    timer: asyncio.TimerHandle | None = None
 
     def interrupt(kind: str) -> None:
         nonlocal fired
         if waiting and fired is None:
             fired = kind
             task.cancel()
+
+    def check_deadline() -> None:
+        nonlocal timer
+        timer = None
+        if not waiting:
+            return  # the consumer has the stream: the next wait arms the timer again
+        due = waiting_since + deadline_s
+        if loop.time() >= due:
+            interrupt("deadline")
+        else:
+            timer = loop.call_at(due, check_deadline)
 
     abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
     if abort_waiter is not None:
@@ -211,7 +227,9 @@ async def sse_events(
         while True:
             if signal is not None and signal.is_set():
                 raise StreamAborted
-            timer = loop.call_later(options.stream_deadline_s, interrupt, "deadline")
+            waiting_since = loop.time()
+            if timer is None:
+                timer = loop.call_at(waiting_since + deadline_s, check_deadline)
             waiting = True
             try:
                 item = await inner.__anext__()
@@ -226,9 +244,10 @@ async def sse_events(
                 raise ProviderError("stream deadline exceeded") from None
             finally:
                 waiting = False
-                timer.cancel()
             yield item
     finally:
+        if timer is not None:
+            timer.cancel()
         if abort_waiter is not None:
             abort_waiter.cancel()
         await inner.aclose()
