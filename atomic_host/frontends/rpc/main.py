@@ -14,18 +14,20 @@ from atomic_host.kit.log import log
 
 
 def _prewarm() -> None:
-    """Import what later commands need (pydantic models, httpx, orjson, the agent loop and tool
-    execution) off the critical path."""
+    """Import what later commands need off the critical path: first the host's own modules of a
+    run (the agent loop, tool execution, compaction: a prompt right after the first response
+    would otherwise import them on the loop while this thread holds the GIL for pydantic), then
+    orjson, httpx and the pydantic protocol models."""
     try:
+        import atomic_host.agent.loop
+        import atomic_host.agent.tool_exec
+        import atomic_host.engine.compaction
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()
         import httpx  # noqa: F401
 
-        import atomic_host.agent.loop
-        import atomic_host.agent.tool_exec
-        import atomic_host.core.protocol.validate
-        import atomic_host.engine.compaction  # noqa: F401
+        import atomic_host.core.protocol.validate  # noqa: F401
     except Exception:  # only a warm-up: the real import reports errors
         pass
 
