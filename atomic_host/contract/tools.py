@@ -230,6 +230,11 @@ class Tool:
         self.params = resolve(self.params)
         return self.params  # type: ignore[return-value]
 
+    @property
+    def schema_built(self) -> bool:
+        """Whether json_schema() is cached: building it first imports the tool's module (pydantic)."""
+        return self._schema is not None
+
     def json_schema(self) -> dict[str, Any]:
         """The parameters JSON schema sent to the model (cached)."""
         if self._schema is None:

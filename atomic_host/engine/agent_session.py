@@ -236,10 +236,15 @@ class AgentSession:
             messages = [
                 _replace_images(m, "(image omitted: this model does not accept images)") for m in messages
             ]
+        tools = self.model_tools()
+        if not all(t.schema_built for t in tools):
+            # The first request imports each tool's module and builds its pydantic schema: 0.1 s
+            # and more on a busy machine, so in a thread, where the loop stays free for abort.
+            await asyncio.to_thread(lambda: [t.json_schema() for t in tools])
         return {
             "systemPrompt": system_prompt or self.system_prompt(),
             "messages": messages,
-            "tools": [t.to_llm() for t in self.model_tools()],
+            "tools": [t.to_llm() for t in tools],
         }
 
     def stream_options(self) -> StreamOptions:

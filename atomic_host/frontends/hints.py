@@ -19,10 +19,15 @@ def _env_names(models: ModelRegistry, provider: str) -> list[str]:
     return sorted(names, key=lambda n: not n.endswith("_API_KEY"))  # the API key first, tokens after
 
 
+def _real_providers(models: ModelRegistry) -> list[str]:
+    """Provider ids worth naming to a person: not the ``scripted`` ones (test replies, no model)."""
+    return [p for p in models.provider_ids() if not getattr(models.provider_info(p), "scripted", False)]
+
+
 def _keyed_providers(models: ModelRegistry) -> list[str]:
-    """Providers with models and a known key variable (the scripted ``faux`` needs none)."""
+    """Providers with models and a known key variable."""
     with_models = {m["provider"] for m in models.all_models()}
-    return [p for p in models.provider_ids() if p in with_models and p != "faux" and _env_names(models, p)]
+    return [p for p in _real_providers(models) if p in with_models and _env_names(models, p)]
 
 
 def _login(provider: str, rpc: bool) -> str:
@@ -38,7 +43,7 @@ def _vars(names: list[str]) -> str:
 def key_hint(models: ModelRegistry, provider: str | None = None, model: str | None = None, rpc: bool = False) -> str:
     """One or two sentences: how to get a usable model for ``provider`` (or for any provider)."""
     if provider and models.provider_info(provider) is None:
-        known = ", ".join(p for p in models.provider_ids() if p != "faux")
+        known = ", ".join(_real_providers(models))
         return f"Unknown provider {provider!r}; known providers: {known}."
     if provider and not models.auth_status(provider).get("configured"):
         names = _env_names(models, provider)

@@ -36,6 +36,16 @@ def test_print_mode_without_a_key_names_the_variables(tmp_path: Path) -> None:
     assert proc.stderr == f"atomic: {NO_MODEL} {ANTHROPIC_KEY}run `atomic login anthropic`.\n"
 
 
+def test_an_unknown_provider_lists_the_real_ones_never_the_scripted_faux(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path, script=False)
+    proc = box.run("-p", "hi", "--provider", "nosuch", faux=False)
+    assert proc.returncode == 2
+    [line] = [x for x in proc.stderr.splitlines() if "Unknown provider" in x]
+    known = line.split("known providers: ", 1)[1].rstrip(".").split(", ")
+    assert {"anthropic", "openai", "google", "openrouter", "github-copilot"} <= set(known), line
+    assert "faux" not in known
+
+
 def test_rpc_error_keeps_its_text_and_says_how(tmp_path: Path) -> None:
     box = Sandbox(tmp_path, script=False)
     line = b'{"id":"1","type":"prompt","message":"hi"}\n'

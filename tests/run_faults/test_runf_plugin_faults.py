@@ -146,7 +146,9 @@ async def test_watchdog_names_a_plugin_that_blocks_the_loop(tmp_path: Path) -> N
     path = ext("runf_blocking")
     log = tmp_path / "stderr.txt"
     with log.open("wb") as err:
-        async with start_host("-e", path, settings={"loopStallMs": 300}, stderr=err.fileno()) as host:
+        # 800 ms: far below the plugin's 1.5 s naps, far above what a loaded 2-core machine's
+        # scheduling alone costs the loop (0.3-0.4 s stalls were seen there in host code)
+        async with start_host("-e", path, settings={"loopStallMs": 800}, stderr=err.fileno()) as host:
             c = host.client
             # a synchronous tool that sleeps 1.5 s on the loop
             host.faux.push(tool_step("runf_sleepy"), "done")
@@ -177,3 +179,18 @@ async def test_watchdog_is_quiet_when_nothing_blocks(tmp_path: Path) -> None:
             await host.client.prompt_and_wait("talk")
             await host.client.prompt_and_wait("more")
     assert "event loop blocked" not in _stderr(log)
+
+
+async def test_a_tool_module_is_imported_off_the_event_loop(tmp_path: Path) -> None:
+    """Building a tool's schema imports its module (pydantic and all): 0.1 s and more, in a thread."""
+    log = tmp_path / "imported-by.txt"
+    here = str(Path(__file__).parent)
+    async with start_host("-e", ext("runf_lazy_tool"), env={"PYTHONPATH": here, "RUNF_IMPORT_LOG": str(log)}) as host:
+        c = host.client
+        call = {"type": "toolCall", "name": "runf_lazy", "arguments": {"word": "hi"}, "id": "t1"}
+        host.faux.push({"content": [call]}, "done")
+        events = await c.prompt_and_wait("go")
+        assert log.read_text() != "MainThread"
+        results = [e for e in of_type(events, "tool_execution_end") if e["toolName"] == "runf_lazy"]
+        assert text_of(results[0]["result"]) == "lazy hi"
+

@@ -17,9 +17,10 @@ def _search_seconds(root: Path) -> float:
                "before": 1, "after": 3, "limit": None, "skip": 0, "gitignore": True}  # fmt: skip
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        # CPU time of this process, not wall time: other work on a loaded machine does not inflate it
+        start = time.process_time()
         search(request)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -42,9 +43,9 @@ def test_walk_cost_is_linear_in_tree_size(tmp_path: Path) -> None:
     for dirs in (5, 50):
         root = tmp_path / f"w{dirs}"
         make_big_tree(root, dirs=dirs, files_per_dir=40, big_files=0)
-        start = time.perf_counter()
+        start = time.process_time()
         count = sum(1 for _ in iter_tree(root))
-        times.append((count, time.perf_counter() - start))
+        times.append((count, time.process_time() - start))
     (n1, t1), (n10, t10) = times
     assert n10 > 9 * n1
     assert t10 < 30 * max(t1, 0.001), times

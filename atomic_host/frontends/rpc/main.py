@@ -13,11 +13,12 @@ from atomic_host.core.options import Options
 from atomic_host.kit.log import log
 
 
-def _prewarm() -> None:
-    """Import what later commands need off the critical path: first the host's own modules of a
-    run (the agent loop, tool execution, compaction: a prompt right after the first response
-    would otherwise import them on the loop while this thread holds the GIL for pydantic), then
-    orjson, httpx and the pydantic protocol models."""
+def _prewarm(tools: list[Any]) -> None:
+    """Import what later commands need off the critical path, so the first prompt does not import
+    on the event loop: first the host's own modules of a run (the agent loop, tool execution,
+    compaction: a prompt right after the first response would otherwise import them on the loop
+    while this thread holds the GIL for pydantic), then orjson, httpx, the pydantic protocol
+    models and the tools' modules and schemas."""
     try:
         import atomic_host.agent.loop
         import atomic_host.agent.tool_exec
@@ -28,6 +29,9 @@ def _prewarm() -> None:
         import httpx  # noqa: F401
 
         import atomic_host.core.protocol.validate  # noqa: F401
+
+        for tool in tools:
+            tool.json_schema()
     except Exception:  # only a warm-up: the real import reports errors
         pass
 
@@ -67,7 +71,7 @@ async def serve(opts: Options) -> int:
         await rt.shutdown()
 
     def warm() -> None:
-        threading.Thread(target=_prewarm, daemon=True).start()
+        threading.Thread(target=_prewarm, args=(rt.tools.for_model(),), daemon=True).start()
 
     def explain(message: str) -> str:
         from atomic_host.frontends.hints import explain
