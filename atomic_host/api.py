@@ -128,6 +128,11 @@ class ExtensionAPI:
         """Append a ``custom`` entry (never sent to the model) and emit ``entry_appended``."""
         return self._rt.require_session().append_custom_entry(custom_type, data)
 
+    def session_entries(self) -> list[dict[str, Any]]:
+        """The active session's entries in append order (all branches, no header)."""
+        s = self._rt.session
+        return list(s.session.entries) if s is not None else []
+
     def set_session_name(self, name: str) -> None:
         self._rt.require_session().set_session_name(name)
 

@@ -19,6 +19,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 Chunk = str | bytes | tuple[float, str | bytes]
@@ -74,6 +75,21 @@ def openai_chat_frames(chunks: list[dict[str, Any]], done: bool = True) -> list[
 def responses_frames(events: list[dict[str, Any]]) -> list[str]:
     """Responses API SSE: ``event: <type>`` + ``data: <json>`` (with ``sequence_number``)."""
     return [sse_frame({**e, "sequence_number": i}, e["type"]) for i, e in enumerate(events)]
+
+
+def pieces(data: bytes, size: int) -> list[bytes]:
+    """``data`` cut into writes of ``size`` bytes (chunk boundaries anywhere, even inside UTF-8)."""
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def recorded_stream(path: Path, size: int) -> Reply:
+    """A 200 ``text/event-stream`` reply with the bytes of a recorded stream, ``size`` per write."""
+    return Reply(chunks=list(pieces(path.read_bytes(), size)))
+
+
+def recorded_error(status: int, path: Path, headers: dict[str, str] | None = None) -> Reply:
+    """An HTTP error reply whose body is the recorded file, byte for byte."""
+    return Reply(status=status, body=path.read_bytes().decode("utf-8"), headers=dict(headers or {}))
 
 
 class _QuietServer(ThreadingHTTPServer):

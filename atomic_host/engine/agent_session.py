@@ -23,6 +23,7 @@ from atomic_host.contract.providers import StreamOptions
 from atomic_host.contract.tools import ToolContext
 from atomic_host.engine import summaries
 from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
+from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.system_prompt import build_system_prompt
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
@@ -57,19 +58,11 @@ class AgentSession:
         self.thinking_level = "off"
         self._messages: list[dict[str, Any]] | None = []
         self._context_branch: list[dict[str, Any]] = []
-        # The loop's two queues, in delivery order. ``text`` is what queue_update lists for a queued
-        # user message; custom messages from extensions are queued with ``text=None``: they are
-        # delivered like the others but never listed (clients show queued *user* input).
-        self._steering_queue: list[tuple[str | None, dict[str, Any]]] = []
-        self._follow_up_queue: list[tuple[str | None, dict[str, Any]]] = []
+        self.queues = MessageQueues(session, self.emit_queue, rt.settings.steering_mode, rt.settings.follow_up_mode)
+        """The steering and follow-up queues and their journal (engine/queues.py)."""
         self.next_turn: list[dict[str, Any]] = []
         """Custom messages sent with ``deliverAs: "nextTurn"``: they ride with the next prompt."""
-        self.paused = False
-        self.queue_held = False
-        """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
         self._abort_count = 0
-        self.steering_mode = rt.settings.steering_mode
-        self.follow_up_mode = rt.settings.follow_up_mode
         self.auto_retry = rt.settings.retry_enabled
         self.auto_compaction = rt.settings.compaction_enabled
         self.abort_signal = asyncio.Event()
@@ -728,70 +721,80 @@ class AgentSession:
         while self.drive_task is not None and not self.drive_task.done():
             await asyncio.shield(self.drive_task)
 
-    # --- queues ---
+    # --- queues (engine/queues.py) ---
 
     def _enqueue(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> None:
         message = make_user_message(text, images)
-        self._enqueue_message(kind, message, message_text(message))
+        self.queues.enqueue(kind, message, message_text(message))
 
     def _enqueue_message(self, kind: str, message: dict[str, Any], text: str | None) -> None:
-        queue = self._steering_queue if kind == "steer" else self._follow_up_queue
-        queue.append((text, message))
-        if text is not None:
-            self.emit_queue()
+        self.queues.enqueue(kind, message, text)
 
     @property
     def steering(self) -> list[str]:
         """Queued steering texts, as listed in ``queue_update``."""
-        return [t for t, _ in self._steering_queue if t is not None]
+        return self.queues.steering
 
     @property
     def follow_up(self) -> list[str]:
         """Queued follow-up texts, as listed in ``queue_update``."""
-        return [t for t, _ in self._follow_up_queue if t is not None]
+        return self.queues.follow_up
+
+    @property
+    def paused(self) -> bool:
+        """``pause_queued_messages``: queued items are held until resumed."""
+        return self.queues.paused
+
+    @paused.setter
+    def paused(self, value: bool) -> None:
+        self.queues.paused = value
+
+    @property
+    def queue_held(self) -> bool:
+        """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
+        return self.queues.held
+
+    @queue_held.setter
+    def queue_held(self, value: bool) -> None:
+        self.queues.held = value
+
+    @property
+    def steering_mode(self) -> str:
+        return self.queues.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: str) -> None:
+        self.queues.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> str:
+        return self.queues.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: str) -> None:
+        self.queues.follow_up_mode = mode
 
     def emit_queue(self) -> None:
         self.emit({"type": "queue_update", "steering": self.steering, "followUp": self.follow_up})
 
     def _dequeue(self, message: dict[str, Any]) -> None:
-        """A queued message is being delivered: take it off its queue (by identity: a prompt
-        with the same text as a queued one must not remove that one)."""
-        for queue in (self._steering_queue, self._follow_up_queue):
-            for i, (text, queued) in enumerate(queue):
-                if queued is message:
-                    del queue[i]
-                    if text is not None:
-                        self.emit_queue()
-                    return
-
-    def _poll(self, queue: list[tuple[str | None, dict[str, Any]]], mode: str) -> list[dict[str, Any]]:
-        if self.paused or self.queue_held or not queue:
-            return []
-        items = queue if mode == "all" else queue[:1]
-        # Messages stay queued until their message_start is processed (then _dequeue removes them).
-        return [m for _t, m in items]
+        self.queues.take(message)
 
     def poll_steering(self) -> list[dict[str, Any]]:
-        return self._poll(self._steering_queue, self.steering_mode)
+        return self.queues.poll_steering()
 
     def poll_follow_up(self) -> list[dict[str, Any]]:
-        return self._poll(self._follow_up_queue, self.follow_up_mode)
+        return self.queues.poll_follow_up()
 
     def next_queued(self) -> list[dict[str, Any]]:
         """What a new turn delivers from the queue: steering first, else follow-ups."""
-        return self.poll_steering() or self.poll_follow_up()
+        return self.queues.next_queued()
 
     def clear_queue(self) -> dict[str, list[str]]:
-        data = {"steering": self.steering, "followUp": self.follow_up}
-        self._steering_queue.clear()
-        self._follow_up_queue.clear()
-        self.emit_queue()
-        return data
+        return self.queues.clear()
 
     def resume_queue(self) -> bool:
-        released = self.paused
-        self.paused = False
-        return released
+        return self.queues.resume()
 
     # --- bash messages ---
 

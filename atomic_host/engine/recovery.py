@@ -1,10 +1,16 @@
 """start_pending_recovery: finish what an earlier process left unfinished in this session.
 
-First the ``session_recover`` hooks restore background work (the workflows plugin resumes the
-runs this session owns from their last completed step) and add notices. Then interrupted tool
-calls (an assistant toolUse whose results never arrived) get an error result appended, so the
-model sees they did not run. The report is computed once per loaded session and repeated verbatim
-afterwards; a second call while the first is still working waits for it.
+1. The ``session_recover`` hooks restore background work (the workflows plugin resumes the runs
+   this session owns from their last completed step, and appends the results of finished runs
+   that never reached the session: ``completions``) and add notices.
+2. Interrupted tool calls (an assistant toolUse whose results never arrived) get an error result
+   appended, so the model sees they did not run (``dropped``).
+3. Queued messages that were acknowledged but never delivered nor cleared (the queue journal of
+   ``engine/queues.py``) are queued again under their journal ids and delivered in one turn that
+   streams like any other (``replayed``); while a run streams, that run delivers them.
+
+The report is computed once per loaded session and repeated verbatim afterwards; a second call
+while the first is still working waits for it.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import TYPE_CHECKING, Any
+
+from atomic_host.contract.errors import HostError
+from atomic_host.engine.queues import pending_deliveries
 
 if TYPE_CHECKING:
     from atomic_host.engine.agent_session import AgentSession
@@ -70,5 +79,29 @@ async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
                 report["dropped"] += 1
         if report["dropped"]:
             report["notices"].append(f"{report['dropped']} interrupted tool call(s) were marked as failed.")
+    await _replay(agent, report)
     agent.recovery_report = report
     return report
+
+
+async def _replay(agent: AgentSession, report: dict[str, Any]) -> None:
+    """Deliver the queued messages a process that is gone acknowledged and never delivered."""
+    # Reading the journal walks every entry of the session: off the event loop, on a snapshot
+    # (entries are never changed once appended).
+    entries, session_id = list(agent.session.entries), agent.session.id
+    pending = await asyncio.to_thread(pending_deliveries, entries, session_id)
+    live = agent.queues.journal_ids()  # after the wait: what this process has queued meanwhile
+    pending = [p for p in pending if p.journal_id not in live]
+    if not pending:
+        return
+    if not agent.is_streaming:
+        try:
+            agent.require_model()
+        except HostError as exc:  # they stay pending in the session for a later recovery
+            report["notices"].append(f"{len(pending)} queued message(s) were not replayed: {exc}")
+            return
+    messages = agent.queues.restore(pending)
+    report["replayed"] = len(messages)
+    if not agent.is_streaming:
+        # all in the turn's first model call; they stay listed until delivered, so no first poll
+        agent.start_drive(messages, None, poll_steering_first=False)

@@ -18,7 +18,7 @@ SUBCOMMANDS = {
     "schema": "print the JSON Schema of the RPC protocol",
     "plugins": "list plugins, their hooks and call order",
     "sessions": "list sessions; copy them between JSONL and SQLite",
-    "login": "store an API key for a provider in auth.json",
+    "login": "sign in to a provider (OAuth) or store its API key",
 }
 
 DESCRIPTION = """\

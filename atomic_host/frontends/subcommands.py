@@ -186,28 +186,54 @@ def list_sessions(ns) -> int:
     return 0
 
 
-def login(argv: list[str]) -> int:
-    """``atomic login PROVIDER``: store an API key in auth.json (read from --api-key, stdin or a prompt)."""
+def _login_parser():
     import argparse
+
+    return argparse.ArgumentParser(
+        prog="atomic login",
+        description="Sign in to PROVIDER or store an API key for it in auth.json (a private file in the agent "
+        "directory). A provider with a subscription sign-in (github-copilot, openai-codex, anthropic with "
+        "--oauth, or one an extension adds) runs it here: the URL or device code is printed to stderr and "
+        "answers are read from stdin. Otherwise the key is read from --api-key, from piped stdin, or asked "
+        "for without echo.",
+        epilog="Without --oauth or --api-key: a provider that only signs in with OAuth does so; one that takes "
+        "both asks which on a terminal, and reads a key from piped stdin.",
+    )
+
+
+def login(argv: list[str]) -> int:
+    """``atomic login PROVIDER``: run the provider's OAuth sign-in in the terminal, or store an API
+    key in auth.json (from --api-key, stdin or a prompt)."""
     import getpass
     import os
 
     from atomic_host.core.options import Options
 
-    p = argparse.ArgumentParser(
-        prog="atomic login",
-        description="Store an API key for PROVIDER in auth.json (private file in the agent directory). "
-        "The key is read from --api-key, from piped stdin, or asked for without echo.",
-    )
-    p.add_argument("provider", help="provider id, e.g. anthropic or openai")
-    p.add_argument("--api-key", help="the key (visible in the process list: prefer stdin or the prompt)")
+    p = _login_parser()
+    p.add_argument("provider", help="provider id, e.g. anthropic, openai or github-copilot")
+    method = p.add_mutually_exclusive_group()
+    method.add_argument("--api-key", help="the key (visible in the process list: prefer stdin or the prompt)")
+    method.add_argument("--oauth", action="store_true", help="sign in with the provider's OAuth login")
+    p.add_argument("--no-browser", action="store_true", help="print the sign-in URL only, never open a browser")
     ns = p.parse_args(argv)
     rt = _runtime(Options())
     rt.load_plugins()
-    if rt.models.provider_info(ns.provider) is None:
+    info = rt.models.provider_info(ns.provider)
+    if info is None:
         known = ", ".join(x for x in rt.models.provider_ids() if x != "faux")
         print(f"atomic: unknown provider {ns.provider!r}; known providers: {known}", file=sys.stderr)
         return 2
+    oauth = rt.models.oauth_login(ns.provider)
+    if ns.oauth and oauth is None:
+        print(f"atomic: {ns.provider} has no OAuth sign-in; store an API key instead", file=sys.stderr)
+        return 2
+    use_oauth = oauth is not None and ns.api_key is None and (ns.oauth or not info.env_keys)
+    if oauth is not None and not use_oauth and ns.api_key is None and os.isatty(0):
+        sys.stderr.write(f"1) sign in with {oauth.name}\n2) store an API key\nChoose [1]: ")
+        sys.stderr.flush()
+        use_oauth = sys.stdin.readline().strip() in ("", "1")
+    if use_oauth:
+        return _oauth_login(rt, ns.provider, open_browser=not ns.no_browser)
     key = ns.api_key
     if key is None:
         key = getpass.getpass(f"{ns.provider} API key: ") if os.isatty(0) else sys.stdin.readline()
@@ -217,6 +243,43 @@ def login(argv: list[str]) -> int:
         return 2
     rt.models.login(ns.provider, key)
     print(f"Stored the {ns.provider} key in {rt.models.auth_path}", file=sys.stderr)
+    return 0
+
+
+def _oauth_login(rt, provider: str, *, open_browser: bool) -> int:
+    """Run ``provider``'s OAuth flow with a :class:`~atomic_host.frontends.login_terminal.TerminalLoginUI`
+    and store the credential; 0 on success, 1 when it failed or was cancelled, 130 on Ctrl-C."""
+    import asyncio
+
+    from atomic_host.contract.providers import LoginCancelled
+    from atomic_host.core.models.auth_oauth import endpoint_overrides, resolve_flow
+    from atomic_host.frontends.login_terminal import StdinLines, TerminalLoginUI, browser_opener
+
+    login = rt.models.oauth_login(provider)
+    ui = TerminalLoginUI(sys.stderr, StdinLines(sys.stdin), browser_opener() if open_browser else None)
+
+    async def run() -> dict:
+        flow = resolve_flow(login)
+        return await flow.login(ui, endpoint_overrides(provider, rt.models.env))
+
+    print(f"Signing in to {login.name}...", file=sys.stderr)
+    try:
+        credential = asyncio.run(run())
+    except KeyboardInterrupt:
+        print("\natomic: login cancelled", file=sys.stderr)
+        return 130
+    except LoginCancelled:
+        print("atomic: login cancelled", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the flow's error is the message (OAuthError, an extension's own)
+        print(f"atomic: login to {provider} failed: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+    try:
+        rt.models.save_credential(provider, {"type": "oauth", **credential})
+    except ValueError as exc:
+        print(f"atomic: {provider} returned an unusable credential: {exc}", file=sys.stderr)
+        return 1
+    print(f"Signed in to {login.name}; the token is stored in {rt.models.auth_path}", file=sys.stderr)
     return 0
 
 

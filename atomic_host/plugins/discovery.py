@@ -9,6 +9,7 @@ from pathlib import Path
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.providers",
     "builtin_plugins.catalog",
+    "builtin_plugins.oauth",
     "builtin_plugins.stores",
     "builtin_plugins.catalog.known_keys",
     "builtin_plugins.tools",

@@ -5,7 +5,8 @@ everything: streaming, ``get_state``, even ``abort``. The host cannot interrupt 
 can say who did it. The loop schedules a heartbeat every ``interval`` seconds; a daemon thread
 checks it, and when the heartbeat is older than ``stall_s`` it reads the main thread's stack
 (``sys._current_frames``) and reports the innermost frame that belongs to a plugin module, on
-stderr. The cost is per unit of time (a few callbacks a second), never per event.
+stderr. Time the watchdog thread itself was kept from running (the process was starved of CPU or
+stopped) is left out of the stall. The cost is per unit of time (a few callbacks a second), never per event.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import asyncio
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from types import FrameType
 
 DEFAULT_STALL_MS = 1000
+STARVED_S = 0.05
+"""The watchdog thread waking later than this means the process was not running."""
 
 
 class LoopWatchdog:
@@ -64,9 +68,19 @@ class LoopWatchdog:
 
     def _watch(self) -> None:
         reported_beat: float | None = None
+        last_wake = time.monotonic()
+        # (wake-up time, how late this thread woke): time the whole process was not scheduled
+        # (a loaded machine, SIGSTOP, a suspended VM) is not the loop's fault.
+        starved: deque[tuple[float, float]] = deque()
         while not self._stop.wait(self.interval):
+            now = time.monotonic()
+            late, last_wake = now - last_wake - self.interval, now
+            if late > STARVED_S:
+                starved.append((now, late))
             beat = self.last_beat
-            stalled = time.monotonic() - beat
+            while starved and starved[0][0] <= beat:
+                starved.popleft()
+            stalled = now - beat - sum(late for _, late in starved)
             if stalled > self.stall_s and reported_beat != beat:
                 reported_beat = beat
                 self.stalls += 1

@@ -26,6 +26,11 @@ AUTHORIZE_URL = "https://claude.ai/oauth/authorize"
 TOKEN_URL = "https://platform.claude.com/v1/oauth/token"
 CALLBACK_PORT = 53692
 CALLBACK_PATH = "/callback"
+CLAUDE_CODE_VERSION = "2.1.75"
+"""The ``claude-cli/<version>`` user agent pi sends with an OAuth token (pi-mono 83378aa,
+``packages/ai/src/providers/anthropic.ts``); the anthropic adapter adds the rest of the Claude Code
+identity (``anthropic-beta: claude-code-20250219,oauth-2025-04-20``, ``x-app: cli``, the "You are
+Claude Code" system block) whenever the key is an ``sk-ant-oat`` token."""
 SCOPES = "org:create_api_key user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload"
 
 
@@ -71,7 +76,8 @@ class AnthropicFlow:
         return _credential(token, refresh)
 
     def request_auth(self, credential: dict[str, Any]) -> dict[str, Any]:
-        return {"apiKey": str(credential.get("access", ""))}
+        return {"apiKey": str(credential.get("access", "")),
+                "headers": {"user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}"}}
 
     async def revoke(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
         await common.revoke_if_configured(credential, endpoints, CLIENT_ID)

@@ -22,6 +22,7 @@ from builtin_plugins.oauth.parsing import (
     DeviceCode,
     OAuthError,
     TokenResponse,
+    decode_body,
     parse_authorization_input,
     parse_callback_target,
     parse_device_poll,
@@ -63,7 +64,7 @@ async def request(method: str, url: str, *, headers: Mapping[str, str] | None = 
     try:
         async with client:
             resp = await client.request(method, url, headers=dict(headers or {}), data=form, json=json_body)
-            return resp.status_code, resp.text
+            return resp.status_code, decode_body(resp.content)
     except httpx.HTTPError as exc:
         raise OAuthError(f"Cannot reach {url}: {type(exc).__name__}: {exc}") from exc
 

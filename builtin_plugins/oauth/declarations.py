@@ -1,5 +1,6 @@
 """Which providers sign in with OAuth. ``builtin_plugins.catalog`` puts :func:`catalog_logins` on its
-providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT).
+providers (Anthropic) and registers :func:`subscription_providers` (GitHub Copilot, ChatGPT); this
+plugin registers :func:`codex_api`, the wire API the ChatGPT models use.
 
 Stdlib and contract only: this module loads at startup; the flows it names load on first use.
 Model ids, limits and headers of the two subscription catalogs are the ones pi
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_host.contract.providers import OAuthLogin, ProviderInfo
+from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 
 _PKG = "builtin_plugins.oauth"
 COPILOT_BASE_URL = "https://api.individual.githubcopilot.com"
@@ -22,6 +23,9 @@ COPILOT_HEADERS = {
     "Copilot-Integration-Id": "vscode-chat",
 }
 CODEX_BASE_URL = "https://chatgpt.com/backend-api/codex"
+CODEX_API = "openai-codex-responses"
+"""The Codex backend's Responses dialect (:mod:`builtin_plugins.providers.openai_codex_responses`,
+registered by this plugin: :func:`codex_api`)."""
 SUBSCRIPTION_PROVIDER_IDS = frozenset({"github-copilot", "openai-codex"})
 """The providers :func:`subscription_providers` defines (the key-only list must not replace them)."""
 ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
@@ -49,9 +53,14 @@ def _copilot_models() -> list[dict[str, Any]]:
                    headers=dict(COPILOT_HEADERS), **extra) for mid, name, api, ctx, out, extra in rows]
 
 
+def copilot_model_ids() -> list[str]:
+    """Ids of the GitHub Copilot catalog models (each is enabled for the account after a login)."""
+    return [model["id"] for model in _copilot_models()]
+
+
 def _codex_models() -> list[dict[str, Any]]:
     rows = [("gpt-5.2", "GPT-5.2"), ("gpt-5.2-codex", "GPT-5.2 Codex"), ("gpt-5.1-codex-mini", "GPT-5.1 Codex Mini")]
-    return [_model("openai-codex", mid, name, "openai-responses", CODEX_BASE_URL, 272000, 128000)
+    return [_model("openai-codex", mid, name, CODEX_API, CODEX_BASE_URL, 272000, 128000)
             for mid, name in rows]
 
 
@@ -63,6 +72,11 @@ def catalog_logins() -> dict[str, OAuthLogin]:
     }
 
 
+def codex_api() -> ApiImpl:
+    """The ``openai-codex-responses`` wire API the ChatGPT models use (registered by this plugin)."""
+    return ApiImpl(api=CODEX_API, stream="builtin_plugins.providers.openai_codex_responses:stream")
+
+
 def subscription_providers() -> list[ProviderInfo]:
     """Fresh GitHub Copilot and ChatGPT providers, each with its login."""
     return [
@@ -72,7 +86,7 @@ def subscription_providers() -> list[ProviderInfo]:
             oauth=OAuthLogin(name="GitHub Copilot", flow=f"{_PKG}.github_copilot:FLOW"),
         ),
         ProviderInfo(
-            id="openai-codex", name="ChatGPT (Codex subscription)", api="openai-responses", base_url=CODEX_BASE_URL,
+            id="openai-codex", name="ChatGPT (Codex subscription)", api=CODEX_API, base_url=CODEX_BASE_URL,
             models=_codex_models(),
             oauth=OAuthLogin(name="ChatGPT Plus/Pro (Codex Subscription)", flow=f"{_PKG}.openai_codex:FLOW",
                              uses_callback_server=True),

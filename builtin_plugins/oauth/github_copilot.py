@@ -4,24 +4,26 @@ The stored credential's ``refresh`` is the GitHub OAuth token; ``access`` is the
 token (about 30 minutes), re-fetched from ``copilot_internal/v2/token`` to refresh. Endpoints and
 client id as pi (@mariozechner/pi-ai 0.73.1) uses them; each can be overridden
 (``ATOMIC_OAUTH_GITHUB_COPILOT_<KEY>``): ``deviceCodeUrl``, ``accessTokenUrl``, ``copilotTokenUrl``,
-``clientId``, ``minPollInterval``, ``revokeUrl`` (no default). A GitHub Enterprise domain given at
+``clientId``, ``minPollInterval``, ``apiBaseUrl`` (where models are enabled after a login; default:
+the token's ``proxy-ep``), ``revokeUrl`` (no default). A GitHub Enterprise domain given at
 the prompt derives all three URLs from that domain and is kept in the credential (``enterpriseUrl``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 from atomic_host.contract.providers import LoginUI
-from atomic_host.kit import secrets
 from builtin_plugins.oauth import common
-from builtin_plugins.oauth.parsing import OAuthError, parse_device_code_response
+from builtin_plugins.oauth.parsing import OAuthError, parse_copilot_token, parse_device_code_response
 
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
 USER_AGENT = "GitHubCopilotChat/0.35.0"
+COPILOT_BASE_URL = "https://api.individual.githubcopilot.com"
 COPILOT_HEADERS = {
     "User-Agent": USER_AGENT,
     "Editor-Version": "vscode/1.107.0",
@@ -56,19 +58,9 @@ async def _copilot_token(github_token: str, domain: str | None, endpoints: Mappi
     url = _urls(endpoints, domain)["copilotTokenUrl"]
     headers = {"Accept": "application/json", "Authorization": f"Bearer {github_token}", **COPILOT_HEADERS}
     status, body = await common.request("GET", url, headers=headers)
-    import json
-
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    if status >= 400 or not isinstance(data, dict):
-        raise OAuthError(f"Copilot token request failed ({status}): {body.strip()[:300] or 'no body'}")
-    token, expires = data.get("token"), data.get("expires_at")
-    if not isinstance(token, str) or not token or isinstance(expires, bool) or not isinstance(expires, int | float):
-        raise OAuthError("Invalid Copilot token response fields")
-    secrets.register(token, "oauth:github-copilot:access")
-    credential: dict[str, Any] = {"access": token, "refresh": github_token, "expires": int(expires * 1000)}
+    answer = parse_copilot_token(status, body)
+    credential: dict[str, Any] = {"access": answer.token, "refresh": github_token,
+                                  "expires": int(answer.expires_at * 1000)}
     if domain:
         credential["enterpriseUrl"] = domain
     return credential
@@ -99,7 +91,30 @@ class GitHubCopilotFlow:
 
         github = await common.poll_device_token(device, poll, endpoints)
         ui.progress("Exchanging the GitHub token for a Copilot token...")
-        return await _copilot_token(github.access_token, domain, endpoints)
+        credential = await _copilot_token(github.access_token, domain, endpoints)
+        ui.progress("Enabling models...")
+        await self._enable_models(credential, endpoints)
+        return credential
+
+    async def _enable_models(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
+        """Accept each catalog model's policy, as pi does after a login (Claude and Gemini models
+        answer 403 until the user, or this, enabled them). Best effort: a model that cannot be
+        enabled stays as the account has it."""
+        import asyncio
+
+        from builtin_plugins.oauth.declarations import copilot_model_ids
+
+        base = common.endpoint(endpoints, "apiBaseUrl", self.request_auth(credential).get("baseUrl")
+                               or COPILOT_BASE_URL).rstrip("/")
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {credential['access']}",
+                   **COPILOT_HEADERS, "openai-intent": "chat-policy", "x-interaction-type": "chat-policy"}
+
+        async def enable(model_id: str) -> None:
+            with contextlib.suppress(OAuthError):
+                await common.request("POST", f"{base}/models/{urllib.parse.quote(model_id)}/policy",
+                                     headers=headers, json_body={"state": "enabled"})
+
+        await asyncio.gather(*(enable(model_id) for model_id in copilot_model_ids()))
 
     async def refresh(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> dict[str, Any]:
         refresh = credential.get("refresh")
@@ -118,6 +133,18 @@ class GitHubCopilotFlow:
         elif isinstance(credential.get("enterpriseUrl"), str) and credential["enterpriseUrl"]:
             auth["baseUrl"] = f"https://copilot-api.{credential['enterpriseUrl']}"
         return auth
+
+    def context_headers(self, context: Mapping[str, Any]) -> dict[str, str]:
+        """The per-request headers pi sends (``github-copilot-headers.ts``): ``X-Initiator`` says
+        whether the user or the agent (a follow-up after tool results) made the request, and
+        ``Copilot-Vision-Request`` must be set when images go along."""
+        messages = [m for m in context.get("messages") or [] if isinstance(m, dict)]
+        headers = {"X-Initiator": "agent" if messages and messages[-1].get("role") != "user" else "user",
+                   "Openai-Intent": "conversation-edits"}
+        if any(isinstance(m.get("content"), list) and m.get("role") in ("user", "toolResult")
+               and any(isinstance(b, dict) and b.get("type") == "image" for b in m["content"]) for m in messages):
+            headers["Copilot-Vision-Request"] = "true"
+        return headers
 
     async def revoke(self, credential: dict[str, Any], endpoints: Mapping[str, str]) -> None:
         await common.revoke_if_configured(credential, endpoints, CLIENT_ID)

@@ -19,10 +19,26 @@ from atomic_host.kit import secrets
 
 MAX_BODY_SHOWN = 500
 """Characters of a server's error body quoted in an error message."""
+MAX_TOKEN_CHARS = 32_768
+"""Longest token accepted (JWTs with many claims run to a few KB; more is a broken server)."""
+MAX_LIFETIME_S = 10 * 365 * 24 * 3600.0
+"""A longer ``expires_in`` is taken as this: no arithmetic on it may overflow."""
+MAX_POLL_INTERVAL_S = 60.0
+"""A device-poll ``interval`` above this is taken as this (a hostile server cannot park the login)."""
+MAX_DEVICE_LIFETIME_S = 3600.0
+"""A device code lives at most this long here, whatever the server says (GitHub's: 900 s)."""
+MAX_SHOWN_FIELD = 2048
+"""Longest ``user_code``/``verification_uri`` shown to the user."""
 
 
 class OAuthError(Exception):
     """A login or refresh step failed; ``str(exc)`` is shown to the user."""
+
+
+def decode_body(raw: bytes) -> str:
+    """A response body as text: UTF-8 with U+FFFD for bytes that are not (a server that sends
+    Latin-1 or garbage gets a readable error, never a ``UnicodeDecodeError``)."""
+    return raw.decode("utf-8", errors="replace")
 
 
 def _shown(body: str) -> str:
@@ -43,12 +59,37 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _seconds(data: dict[str, Any], key: str) -> float | None:
+def _token(data: dict[str, Any], key: str, what: str) -> str | None:
+    """A token field: None when absent or not a non-empty string; :class:`OAuthError` when it is one
+    no HTTP header could carry (over :data:`MAX_TOKEN_CHARS`, or not printable ASCII)."""
+    value = _text(data, key)
+    if value is None:
+        return None
+    if len(value) > MAX_TOKEN_CHARS:
+        raise OAuthError(f"{what} returned {key} of {len(value)} characters (at most {MAX_TOKEN_CHARS})")
+    if not value.isascii() or not value.isprintable() or " " in value:
+        raise OAuthError(f"{what} returned {key} with characters a token cannot have")
+    return value
+
+
+def _seconds(data: dict[str, Any], key: str, cap: float = MAX_LIFETIME_S) -> float | None:
+    """A non-negative number of seconds (a numeric string counts: some servers quote it), at most
+    ``cap``; None when absent or unreadable."""
     value = data.get(key)
+    if isinstance(value, str) and 0 < len(value) <= 32:
+        try:
+            value = float(value)
+        except ValueError:
+            return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    value = float(value)
-    return value if math.isfinite(value) and value >= 0 else None
+    try:
+        value = float(value)
+    except OverflowError:  # an int with hundreds of digits
+        return cap
+    if not math.isfinite(value) or value < 0:
+        return None
+    return min(value, cap)
 
 
 def error_of(data: dict[str, Any] | None) -> str | None:
@@ -61,7 +102,15 @@ def error_of(data: dict[str, Any] | None) -> str | None:
     if not isinstance(error, str) or not error:
         return None
     description = data.get("error_description")
-    return f"{error}: {description}" if isinstance(description, str) and description else error
+    text = f"{error}: {description}" if isinstance(description, str) and description else error
+    return _shown(text)
+
+
+def error_code(body: str) -> str | None:
+    """The bare OAuth ``error`` code of a response body (``invalid_grant``), or None."""
+    data = _json_object(body)
+    error = data.get("error") if data is not None else None
+    return error if isinstance(error, str) and error else None
 
 
 @dataclass(frozen=True)
@@ -81,16 +130,38 @@ def parse_token_response(status: int, body: str, what: str = "Token request") ->
     if status >= 400 or data is None:
         reason = error_of(data) or _shown(body) or "no body"
         raise OAuthError(f"{what} failed ({status}): {reason}")
-    access = _text(data, "access_token")
+    access = _token(data, "access_token", what)
     if access is None:
         reason = error_of(data)
         raise OAuthError(f"{what} failed: {reason}" if reason else f"{what} returned no access_token")
-    refresh = _text(data, "refresh_token")
-    id_token = _text(data, "id_token")
+    refresh = _token(data, "refresh_token", what)
+    id_token = _token(data, "id_token", what)
     secrets.register(access, "oauth:access")
     secrets.register(refresh, "oauth:refresh")
     secrets.register(id_token, "oauth:id_token")
     return TokenResponse(access, refresh, _seconds(data, "expires_in"), id_token)
+
+
+@dataclass(frozen=True)
+class CopilotToken:
+    """The answer of GitHub's ``copilot_internal/v2/token``."""
+
+    token: str
+    expires_at: float
+    """Seconds since the epoch."""
+
+
+def parse_copilot_token(status: int, body: str) -> CopilotToken:
+    """Read the Copilot token exchange answer (``{"token", "expires_at"}``)."""
+    data = _json_object(body)
+    if status >= 400 or data is None:
+        raise OAuthError(f"Copilot token request failed ({status}): {error_of(data) or _shown(body) or 'no body'}")
+    token = _token(data, "token", "Copilot token request")
+    expires = _seconds(data, "expires_at", cap=float(2**40))
+    if token is None or expires is None:
+        raise OAuthError("Invalid Copilot token response fields")
+    secrets.register(token, "oauth:github-copilot:access")
+    return CopilotToken(token, expires)
 
 
 @dataclass(frozen=True)
@@ -109,16 +180,23 @@ def parse_device_code_response(status: int, body: str) -> DeviceCode:
     data = _json_object(body)
     if status >= 400 or data is None:
         raise OAuthError(f"Device code request failed ({status}): {error_of(data) or _shown(body) or 'no body'}")
-    device_code, user_code = _text(data, "device_code"), _text(data, "user_code")
+    device_code = _token(data, "device_code", "Device code request")
+    user_code = _text(data, "user_code")
     uri = _text(data, "verification_uri") or _text(data, "verification_url")
-    expires_in = _seconds(data, "expires_in")
+    expires_in = _seconds(data, "expires_in", MAX_DEVICE_LIFETIME_S)
     if device_code is None or user_code is None or uri is None or expires_in is None:
         raise OAuthError("Invalid device code response fields")
+    if len(user_code) > MAX_SHOWN_FIELD or len(uri) > MAX_SHOWN_FIELD or not user_code.isprintable():
+        raise OAuthError("Invalid device code response fields")
     # The client opens this in a browser: never anything but a web URL.
-    if urllib.parse.urlsplit(uri).scheme not in ("http", "https"):
+    try:
+        scheme = urllib.parse.urlsplit(uri).scheme
+    except ValueError:
+        scheme = ""
+    if scheme not in ("http", "https"):
         raise OAuthError("Untrusted verification_uri in device code response")
     secrets.register(device_code, "oauth:device_code")
-    return DeviceCode(device_code, user_code, uri, expires_in, _seconds(data, "interval"))
+    return DeviceCode(device_code, user_code, uri, expires_in, _seconds(data, "interval", MAX_POLL_INTERVAL_S))
 
 
 @dataclass(frozen=True)
@@ -140,7 +218,7 @@ def parse_device_poll(status: int, body: str) -> DevicePoll:
     if error == "authorization_pending":
         return DevicePoll("pending")
     if error == "slow_down":
-        return DevicePoll("slow_down", interval=_seconds(data or {}, "interval"))
+        return DevicePoll("slow_down", interval=_seconds(data or {}, "interval", MAX_POLL_INTERVAL_S))
     if isinstance(error, str) and error:
         return DevicePoll("failed", message=f"Device flow failed: {error_of(data)}")
     if status >= 400:

@@ -54,7 +54,7 @@ async def atomic_workflow(spec: dict[str, Any]) -> dict[str, Any]:
         step = await stage_step(spec, index, outputs)
         if step.get("status") != "completed":
             result = {
-                "status": "failed",
+                "status": "cancelled" if step.get("status") == "cancelled" else "failed",
                 "error": step.get("errorMessage") or "stage failed",
                 "failedStage": stage["name"],
             }

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 STATUSES = ("pending", "running", "paused", "blocked", "completed", "failed", "skipped", "cancelled", "killed")
 SUMMARY_CHARS = 160
+CANCEL_GRACE_S = 5.0
+"""How long a cancelled run may take to end by itself before DBOS cancels it."""
 
 
 def now_ms() -> int:
@@ -74,7 +76,9 @@ class WorkflowEngine:
         self.queue = f"atomic-resume-{self.executor_id}"
         self._ready: asyncio.Future[Any] | None = None
         self._queue_ready = False
-        self._pending_delivery: asyncio.Task[None] | None = None
+        self._delivering: set[str] = set()
+        """Runs whose final message is on its way to the owner session (waiting for it to be idle)."""
+        self._deliveries: set[asyncio.Task[None]] = set()
 
     # --- definitions ---
 
@@ -201,9 +205,22 @@ class WorkflowEngine:
         self._update(live)
         self._notify(f"Workflow {live.spec['name']} cancelled (run {run_id}).", "warning")
         if self._ready is not None:
-            durable = await self.durable()
-            await durable.cancel(run_id)
+            task = asyncio.create_task(self._cancel_if_stuck(live))
+            self._deliveries.add(task)
+            task.add_done_callback(self._deliveries.discard)
         return True
+
+    async def _cancel_if_stuck(self, live: LiveRun) -> None:
+        """A run this process drives ends by itself once its stage sees the abort signal: the
+        workflow records ``cancelled`` as its result. DBOS's own cancel is for a stage that does
+        not stop (a Python step): cancelling a workflow while it runs here makes DBOS fail its
+        next step and log the traceback of a cancelled workflow."""
+        if live.task is not None and not live.task.done():
+            done, _ = await asyncio.wait({live.task}, timeout=CANCEL_GRACE_S)
+            if done:
+                return
+        durable = await self.durable()
+        await durable.cancel(live.spec["runId"])
 
     def _live_for(self, spec: dict[str, Any]) -> LiveRun:
         live = self.live.get(spec["runId"])
@@ -312,32 +329,59 @@ class WorkflowEngine:
             return
         live.status, live.stage, live.result = result["status"], None, result
         self._update(live)
-        name = spec["name"]
+        message = final_message(spec, result)
+        if message is None:
+            return
         if result["status"] == "completed":
-            text = f"Workflow {name} finished.\n\n{result.get('output', '')}"
-            self._notify(f"Workflow {name} finished (run {spec['runId']}).")
+            self._notify(f"Workflow {spec['name']} finished (run {spec['runId']}).")
         else:
-            where = f" at stage {result['failedStage']}" if result.get("failedStage") else ""
-            text = f"Workflow {name} failed{where}: {result.get('error', '')}"
-            self._notify(text, "error")
-        details = {"runId": spec["runId"], "name": name, "status": result["status"]}
+            self._notify(message[0], "error")
+        self._schedule_delivery(spec, *message)
+
+    # --- the final message in the owner session, exactly once ---
+
+    def _delivered(self, run_id: str) -> bool:
+        """Whether the active session holds the final message of ``run_id`` already."""
+        for entry in reversed(self.api.session_entries()):
+            if entry.get("type") == "custom_message" and entry.get("customType") == "workflow":
+                details = entry.get("details")
+                if isinstance(details, dict) and details.get("runId") == run_id:
+                    return True
+        return False
+
+    def _schedule_delivery(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> bool:
+        """Add a run's final message to its owner session: at once when idle, else once the
+        owner's run is over (mid-run it would be steered into the model's turn). False when it is
+        not for now: another session is active (the result stays in the run record, and the
+        owner's ``start_pending_recovery`` adds it), the message is there or on its way."""
+        run_id = spec["runId"]
+        if self.api.session_id != spec.get("ownerSessionId") or run_id in self._delivering or self._delivered(run_id):
+            return False
+        self._delivering.add(run_id)
         if not self.api.is_streaming:
-            await self._deliver(spec, text, details)
-        else:  # appended once the owner's run is over: mid-run it would be steered into the model's turn
-            self._pending_delivery = asyncio.create_task(self._deliver_when_idle(spec, text, details))
+            self._deliver(spec, text, details)
+        else:
+            task = asyncio.create_task(self._deliver_when_idle(spec, text, details))
+            self._deliveries.add(task)
+            task.add_done_callback(self._deliveries.discard)
+        return True
 
     async def _deliver_when_idle(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> None:
-        while self.api.is_streaming:
-            await asyncio.sleep(0.1)
-        await self._deliver(spec, text, details)
-
-    async def _deliver(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> None:
-        if self.api.session_id != spec.get("ownerSessionId"):
-            return  # the owner session is not the active one any more: the result stays in the run record
         try:
-            await self.api.send_message("workflow", text, display=True, details=details)
+            while self.api.is_streaming:
+                await asyncio.sleep(0.1)
+        finally:
+            self._delivering.discard(spec["runId"])
+        if self.api.session_id == spec.get("ownerSessionId") and not self._delivered(spec["runId"]):
+            self._deliver(spec, text, details)
+
+    def _deliver(self, spec: dict[str, Any], text: str, details: dict[str, Any]) -> None:
+        try:  # idle, no trigger: appended at once (message_start/end, a custom_message entry)
+            self.api.send_message("workflow", text, display=True, details=details)
         except Exception as exc:
             log.warning(f"workflows: could not add the result: {exc}")
+        finally:
+            self._delivering.discard(spec["runId"])
 
     # --- history ---
 
@@ -439,17 +483,25 @@ class WorkflowEngine:
 
     async def recover(self, event: SessionRecoverEvent) -> RecoverResult | None:
         """Resume the runs this session owns that a process left behind, from their last
-        completed stage (DBOS replays the recorded stage results)."""
+        completed stage (DBOS replays the recorded stage results), and add the final message of
+        ended runs that never reached the session (``completions``: the process died before it
+        was appended, or another session was active when the run ended)."""
         if not self.may_have_runs():
             return None
         durable = await self.durable()
         notices: list[str] = []
-        resumed = 0
+        resumed = completions = 0
         for wf in await durable.list_runs():
             spec = _spec_of(wf)
-            if spec is None or spec.get("ownerSessionId") != event.session_id or wf.workflow_id in self.live:
+            if spec is None or spec.get("ownerSessionId") != event.session_id:
                 continue
-            if wf.status != "PENDING" or _executor_alive(wf.executor_id):
+            ended = self._ended(wf)
+            if ended is not None:
+                message = final_message(spec, ended)
+                if message is not None and self._schedule_delivery(spec, *message):
+                    completions += 1
+                continue
+            if wf.workflow_id in self.live or wf.status != "PENDING" or _executor_alive(wf.executor_id):
                 continue
             if not self._queue_ready:
                 await asyncio.to_thread(durable.register_queue, self.queue)
@@ -467,7 +519,20 @@ class WorkflowEngine:
                 f'"{stage}".'
             )
             resumed += 1
-        return RecoverResult(notices=notices, resumed=resumed) if resumed else None
+        if not (resumed or completions):
+            return None
+        return RecoverResult(notices=notices, resumed=resumed, completions=completions)
+
+    def _ended(self, wf: Any) -> dict[str, Any] | None:
+        """How a run ended (its result), or None while it has not (or this process drives it)."""
+        live = self.live.get(wf.workflow_id)
+        if live is not None:
+            return live.result if live.status in ("completed", "failed") and live.result is not None else None
+        if wf.status == "SUCCESS":
+            return wf.output if isinstance(wf.output, dict) else None
+        if wf.status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+            return {"status": "failed", "error": str(wf.error or "the run failed")}
+        return None
 
     async def _watch_resumed(self, live: LiveRun) -> None:
         """A resumed run is driven by DBOS's queue; notice its end if no step reported it (a run
@@ -484,6 +549,20 @@ class WorkflowEngine:
                     live.status, live.result = output.get("status", "failed"), output
                     self._update(live)
                 return
+
+
+def final_message(spec: dict[str, Any], result: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The text and details of the custom message (type ``workflow``) that tells the owner
+    session how a run ended; None for a cancelled run (the client cancelled it: nothing to add)."""
+    status, name = result.get("status"), spec["name"]
+    if status == "completed":
+        text = f"Workflow {name} finished.\n\n{result.get('output', '')}"
+    elif status == "failed":
+        where = f" at stage {result['failedStage']}" if result.get("failedStage") else ""
+        text = f"Workflow {name} failed{where}: {result.get('error', '')}"
+    else:
+        return None
+    return text, {"runId": spec["runId"], "name": name, "status": status}
 
 
 _SUMMARY_KEYS = ("runId", "name", "status", "label", "identity", "summary", "summarizedThrough")

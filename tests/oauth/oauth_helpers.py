@@ -26,7 +26,7 @@ def oauth_env(oauth: OAuthServer, provider: str) -> dict[str, str]:
     prefix = f"ATOMIC_OAUTH_{provider.upper().replace('-', '_')}_"
     keys = {
         "github-copilot": {"DEVICE_CODE_URL": "/device/code", "ACCESS_TOKEN_URL": "/device/token",
-                           "COPILOT_TOKEN_URL": "/copilot/token"},
+                           "COPILOT_TOKEN_URL": "/copilot/token", "API_BASE_URL": ""},
         "openai-codex": {"AUTHORIZE_URL": "/authorize", "TOKEN_URL": "/token"},
         "anthropic": {"AUTHORIZE_URL": "/authorize", "TOKEN_URL": "/token"},
     }[provider]

@@ -74,7 +74,7 @@ class OAuthServer:
     issued_codes: dict[str, Grant] = field(default_factory=dict)
     github_tokens: list[str] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
-    _failures: dict[str, deque[tuple[int, str]]] = field(default_factory=dict)
+    _failures: dict[str, deque[tuple[int, str | bytes]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -105,8 +105,8 @@ class OAuthServer:
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}{path}"
 
-    def fail_next(self, path: str, status: int, body: str = '{"error":"server_error"}') -> None:
-        """The next request to ``path`` gets ``status`` with ``body``."""
+    def fail_next(self, path: str, status: int, body: str | bytes = '{"error":"server_error"}') -> None:
+        """The next request to ``path`` gets ``status`` with ``body`` (bytes are sent as they are)."""
         self._failures.setdefault(path, deque()).append((status, body))
 
     def seen(self, path: str) -> list[Seen]:
@@ -151,8 +151,9 @@ class OAuthServer:
             status, reply, headers = self._route(seen)
         self._send(h, status, reply if isinstance(reply, str) else json.dumps(reply), headers)
 
-    def _send(self, h: BaseHTTPRequestHandler, status: int, text: str, headers: dict[str, str] | None = None) -> None:
-        data = text.encode()
+    def _send(self, h: BaseHTTPRequestHandler, status: int, text: str | bytes,
+              headers: dict[str, str] | None = None) -> None:
+        data = text if isinstance(text, bytes) else text.encode()
         h.send_response(status)
         h.send_header("content-type", "application/json")
         for name, value in (headers or {}).items():
@@ -184,6 +185,8 @@ class OAuthServer:
             token = f"tid={secrets.token_hex(12)};exp={int(time.time()) + 1800};sku=free"
             self.issued_access.append(token)
             return 200, {"token": token, "expires_at": int(time.time() + self.copilot_lifetime)}, {}
+        if r.path.startswith("/models/") and r.path.endswith("/policy"):  # Copilot: accept a model's policy
+            return 200, {"state": r.body.get("state")}, {}
         if r.path == "/token":
             return self._token(r)
         if r.path == "/revoke":

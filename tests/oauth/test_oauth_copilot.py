@@ -67,6 +67,16 @@ async def test_device_flow_polls_through_pending_and_slow_down_then_stores_the_c
             record = auth_file(host)["github-copilot"]
             assert record["type"] == "oauth"
             assert record["access"] == oauth.issued_access[-1] and record["refresh"] == oauth.github_tokens[0]
+            # then each catalog model's policy is accepted with the new Copilot token, as pi does
+            policies = [r for r in oauth.requests if r.path.startswith("/models/")]
+            ids = {m["id"] for m in data["models"] if m["provider"] == "github-copilot"}
+            assert {r.path for r in policies} == {f"/models/{i}/policy" for i in ids}
+            for r in policies:
+                assert r.method == "POST" and r.json and r.body == {"state": "enabled"}
+                assert r.headers["authorization"] == f"Bearer {record['access']}"
+                assert r.headers["openai-intent"] == "chat-policy"
+                assert r.headers["copilot-integration-id"] == "vscode-chat"
+            assert min(r.at for r in policies) > exchange.at  # after the token exchange
             state = await c.call("get_available_models")
             assert any(m["provider"] == "github-copilot" for m in state["models"])
             assert_no_secret_written(host, tmp_path, oauth.all_tokens())

@@ -33,17 +33,15 @@ def fixture(name: str) -> bytes:
 
 
 def pieces(data: bytes, size: int = PIECE) -> list[bytes]:
-    return [data[i : i + size] for i in range(0, len(data), size)]
+    return sse.pieces(data, size)
 
 
 def stream_reply(name: str, size: int = PIECE) -> Any:
-    """A 200 ``text/event-stream`` reply with the fixture's bytes, ``size`` bytes per write."""
-    return sse.Reply(chunks=pieces(fixture(name), size))
+    return sse.recorded_stream(FIXTURES / name, size)
 
 
 def error_reply(status: int, name: str, headers: dict[str, str] | None = None) -> Any:
-    """An HTTP error reply whose body is the fixture, byte for byte."""
-    return sse.Reply(status=status, body=fixture(name).decode("utf-8"), headers=dict(headers or {}))
+    return sse.recorded_error(status, FIXTURES / name, headers)
 
 
 def write_models(agent_dir: Path, base_url: str, **provider: Any) -> None:

@@ -5,6 +5,8 @@ stderr). The host keeps serving throughout."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -169,6 +171,28 @@ async def test_watchdog_names_a_plugin_that_blocks_the_loop(tmp_path: Path) -> N
             assert f"by plugin {path} (on_event at {path}:" in blocked[1]
             assert text.count("event loop running again after a stall of") == 2
             assert (await c.get_state())["isStreaming"] is False
+
+
+async def test_watchdog_leaves_out_time_the_process_was_stopped(tmp_path: Path) -> None:
+    """SIGSTOP for 1.5 s (as a starved process on a loaded machine, or a suspended laptop): no
+    thread ran, so the loop was not blocked; a plugin that blocks afterwards is still named."""
+    path = ext("runf_blocking")
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as err:
+        async with start_host("-e", path, settings={"loopStallMs": 500}, stderr=err.fileno()) as host:
+            c = host.client
+            await c.get_state()
+            os.kill(c.proc.pid, signal.SIGSTOP)
+            await asyncio.sleep(1.5)
+            os.kill(c.proc.pid, signal.SIGCONT)
+            await asyncio.sleep(0.8)
+            assert (await c.get_state())["isStreaming"] is False
+            assert "event loop blocked" not in _stderr(log)
+            host.faux.push(tool_step("runf_sleepy"), "done")
+            await c.prompt_and_wait("sleep")
+            await asyncio.sleep(0.3)
+            blocked = [line for line in _stderr(log).splitlines() if "event loop blocked for" in line]
+            assert len(blocked) == 1 and f"by plugin {path} (sleepy_tool at {path}:" in blocked[0], blocked
 
 
 async def test_watchdog_is_quiet_when_nothing_blocks(tmp_path: Path) -> None:

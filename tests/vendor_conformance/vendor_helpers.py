@@ -31,17 +31,15 @@ def fixture(path: str) -> bytes:
 
 
 def pieces(data: bytes, size: int = PIECE) -> list[bytes]:
-    return [data[i : i + size] for i in range(0, len(data), size)]
+    return sse.pieces(data, size)
 
 
 def stream_reply(path: str, size: int = PIECE) -> Any:
-    """A 200 ``text/event-stream`` reply with the fixture's bytes, ``size`` bytes per write."""
-    return sse.Reply(chunks=pieces(fixture(path), size))
+    return sse.recorded_stream(FIXTURES / path, size)
 
 
 def error_reply(status: int, path: str, headers: dict[str, str] | None = None) -> Any:
-    """An HTTP error reply whose body is the fixture, byte for byte."""
-    return sse.Reply(status=status, body=fixture(path).decode("utf-8"), headers=dict(headers or {}))
+    return sse.recorded_error(status, FIXTURES / path, headers)
 
 
 def models_json(base_url: str, api: str, **model: Any) -> str:

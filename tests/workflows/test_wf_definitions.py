@@ -110,18 +110,28 @@ async def test_python_workflows_and_the_extension_api(tmp_path: Path) -> None:
 
 
 async def test_cancel_stops_the_running_stage(tmp_path: Path) -> None:
+    """The run ends by itself, recorded as cancelled (the next process says so too), and DBOS
+    logs nothing: cancelling a workflow under a running step made it log a traceback."""
     write_workflow(tmp_path / "agent" / "workflows", "plan-review", TWO_STAGES)
-    async with start_host(base=tmp_path, settings=QUIET) as host:
-        c = host.client
-        host.faux.push({"content": "slow", "delayMs": 30000})
-        mark = len(c.events)
-        await c.call("prompt", message="/workflow plan-review x")
-        running = await c.wait_for_event(
-            lambda e: e.get("type") == "workflow_run_update" and e["status"] == "running", after=mark
-        )
-        await c.call("prompt", message=f"/workflow cancel {running['runId']}")
-        await wait_run(c, "cancelled", after=mark, timeout=10)
-        detail = await c.call("get_workflow_run_summary", runId=running["runId"])
-        assert detail["status"] == "cancelled"
-        assert calls_for(host.faux_log, "Review") == []
-        host.assert_protocol_lines()
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("wb") as err:
+        async with start_host(base=tmp_path, settings=QUIET, stderr=err.fileno()) as host:
+            c = host.client
+            host.faux.push({"content": "slow", "delayMs": 30000})
+            mark = len(c.events)
+            await c.call("prompt", message="/workflow plan-review x")
+            running = await c.wait_for_event(
+                lambda e: e.get("type") == "workflow_run_update" and e["status"] == "running", after=mark
+            )
+            await c.call("prompt", message=f"/workflow cancel {running['runId']}")
+            await wait_run(c, "cancelled", after=mark, timeout=10)
+            detail = await c.call("get_workflow_run_summary", runId=running["runId"])
+            assert detail["status"] == "cancelled"
+            assert calls_for(host.faux_log, "Review") == []
+            host.assert_protocol_lines()
+        async with start_host(base=tmp_path, settings=QUIET, stderr=err.fileno()) as host:
+            detail = await host.client.call("get_workflow_run_summary", runId=running["runId"])
+            assert detail["status"] == "cancelled"
+            assert (await host.client.call("start_pending_recovery"))["completions"] == 0
+    logged = stderr.read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in logged and "ERROR" not in logged, logged

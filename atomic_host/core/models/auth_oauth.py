@@ -10,10 +10,17 @@
 2. applies the flow's ``request_auth`` (API key, and for some providers a base URL and headers);
 3. when the response is a 401 before anything streamed, refreshes once (``force``: unless another
    request already replaced the rejected token) and retries the request once with the new token;
-   when that refresh fails, the 401 is the request's error.
+   when that refresh fails, the 401 is the request's error, with the refresh failure added.
 
-A refresh that fails ends the request with one ``error`` event naming the provider; the stored
-credential is left as it was (``logout_provider`` removes it).
+A refresh that fails ends the request with one ``error`` event that names the provider, gives the
+server's reason and says to log in again. The stored credential is kept, whatever the server said
+(``invalid_grant`` included): pi does the same (``AuthStorage.getApiKey``: "credentials preserved for
+retry"), a 5xx or a network failure says nothing about the grant, and deleting on ``invalid_grant``
+would only turn the clear "log in again" into "no API key". A new login replaces the record;
+``logout_provider`` removes it.
+
+A flow may also define ``context_headers(context) -> dict``: headers that depend on the request's
+messages (GitHub Copilot's ``X-Initiator``), applied after ``request_auth``'s.
 """
 
 from __future__ import annotations
@@ -145,12 +152,13 @@ def _usable(record: Any, force: bool, rejected: str | None) -> bool:
     return is_fresh(record)
 
 
-def _with_auth(flow: Any, record: Mapping[str, Any], model: dict[str, Any],
+def _with_auth(flow: Any, record: Mapping[str, Any], model: dict[str, Any], context: Mapping[str, Any],
                options: StreamOptions) -> tuple[dict[str, Any], StreamOptions]:
     auth = flow.request_auth({k: v for k, v in record.items() if k != "type"})
     opts = copy.copy(options)
     opts.api_key = auth.get("apiKey") or options.api_key
-    opts.headers = {**options.headers, **(auth.get("headers") or {})}
+    dynamic = getattr(flow, "context_headers", None)
+    opts.headers = {**options.headers, **(auth.get("headers") or {}), **(dynamic(context) if dynamic else {})}
     if auth.get("baseUrl"):
         model = {**model, "baseUrl": auth["baseUrl"]}
     return model, opts
@@ -161,11 +169,35 @@ def _unauthorized(event: Mapping[str, Any]) -> bool:
     return event.get("type") == "error" and str(message.get("errorMessage", "")).startswith("401")
 
 
+def login_again(provider: str) -> str:
+    """The advice that ends every refresh failure."""
+    return (f"Log in to {provider} again (login_provider with authType \"oauth\", or `atomic login {provider}`); "
+            "the stored credential was kept.")
+
+
+def refresh_failure(provider: str, exc: BaseException) -> str:
+    """``OAuth token refresh failed for <provider>: <reason>. Log in to <provider> again …``."""
+    detail = (str(exc) or type(exc).__name__).rstrip(".")
+    return f"OAuth token refresh failed for {provider}: {detail}. {login_again(provider)}"
+
+
 def _failure(model: dict[str, Any], provider: str, exc: BaseException) -> dict[str, Any]:
     from atomic_host.kit.llm.stream import AssistantStream
 
-    detail = str(exc) or type(exc).__name__
-    return AssistantStream(model).error(f"OAuth token refresh failed for {provider}: {detail}")
+    return AssistantStream(model).error(refresh_failure(provider, exc))
+
+
+def _rejected_and_failed(rejected: dict[str, Any], provider: str, exc: BaseException) -> dict[str, Any]:
+    """The server's 401 event, its message extended with the failed refresh (still starts "401")."""
+    event = copy.deepcopy(rejected)
+    done: set[int] = set()
+    for key in ("error", "partial"):
+        message = event.get(key)
+        if isinstance(message, dict) and id(message) not in done:  # the two are often one dict
+            done.add(id(message))
+            first = str(message.get("errorMessage") or "401").rstrip(".")
+            message["errorMessage"] = secrets.mask(f"{first}. {refresh_failure(provider, exc)}")
+    return event
 
 
 def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, Any]]]) -> Any:
@@ -187,7 +219,14 @@ def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, A
             yield _failure(model, provider, exc)
             return
         for attempt in (1, 2):
-            request_model, request_options = _with_auth(flow, record, model, options)
+            try:
+                request_model, request_options = _with_auth(flow, record, model, context, options)
+            except Exception as exc:  # an extension's request_auth/context_headers raised: end this request only
+                from atomic_host.kit.llm.stream import AssistantStream
+
+                yield AssistantStream(model).error(f"The {provider} OAuth login cannot authorize the request: "
+                                                   f"{exc or type(exc).__name__}")
+                return
             rejected: dict[str, Any] | None = None
             async with contextlib.aclosing(fn(request_model, context, request_options)) as events:
                 first = True
@@ -201,8 +240,8 @@ def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, A
                 return
             try:
                 record = await fresh_credential(reg, provider, force=True, rejected=str(record.get("access")))
-            except Exception:
-                yield rejected  # the refresh did not help: the server's 401 is the answer
+            except Exception as exc:
+                yield _rejected_and_failed(rejected, provider, exc)  # the 401 is the answer, and why it stays
                 return
 
     return stream
