@@ -3,8 +3,10 @@
     python bench/startup.py [-n 15] [--top 15]
 
 Prints the median / min / max of N spawns (every built-in plugin registered, faux provider, a
-fresh agent dir), then a ``python -X importtime`` run summarised as the top cumulative imports.
-Target: 150 ms.
+fresh agent dir) and, spawned the same way in turns with them, the interpreter floor of issue 12
+(``python -c "import asyncio"`` from the same venv; goal: the host within 1.3x of it), each also as
+CPU time (the process's own, read when its first line arrives: steadier than wall time on a loaded
+machine), then a ``python -X importtime`` run summarised as the top cumulative imports.
 """
 
 from __future__ import annotations
@@ -36,27 +38,49 @@ def _env(agent_dir: str) -> dict[str, str]:
     return env
 
 
+HOST = [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"]
+FLOOR = [sys.executable, "-c", "import asyncio"]
+
+
 def time_first_response(agent_dir: str, cwd: str) -> float:
     """Seconds from spawn to the first complete stdout line (the get_state response)."""
+    return first_line(HOST, agent_dir, cwd)[0]
+
+
+def first_line(command: list[str], agent_dir: str, cwd: str) -> tuple[float, float]:
+    """(wall seconds to the first stdout line or EOF, CPU seconds of the process by then)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=_env(agent_dir),
-        cwd=cwd,
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(agent_dir), cwd=cwd
     )
     assert proc.stdin and proc.stdout
-    proc.stdin.write(GET_STATE)
-    proc.stdin.flush()
+    try:
+        proc.stdin.write(GET_STATE)
+        proc.stdin.flush()
+    except BrokenPipeError:
+        pass  # the floor exits without reading
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - start
-    proc.stdin.close()
-    proc.wait(10)
-    if b'"success":true' not in line:
+    cpu = _cpu_s(proc.pid)
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    if command is HOST and b'"success":true' not in line:
         raise RuntimeError(f"unexpected first line: {line[:200]!r}")
-    return elapsed
+    return elapsed, cpu if cpu is not None else usage.ru_utime + usage.ru_stime
+
+
+def _cpu_s(pid: int) -> float | None:
+    """CPU time of all of ``pid``'s threads so far (Linux schedstat), None elsewhere or once it exited."""
+    try:
+        return sum(
+            int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0]) for tid in os.listdir(f"/proc/{pid}/task")
+        ) / 1e9
+    except (OSError, ValueError):
+        return None
 
 
 def importtime(agent_dir: str, cwd: str, top: int) -> list[tuple[int, int, str]]:
@@ -102,22 +126,24 @@ def main() -> None:
                 f"   (min {min(runs):.1f}, max {max(runs):.1f}, n={ns.n})"
             )
         PYCACHE = os.path.join(tmp, "pycache")
-        bare = statistics.median(
-            _time(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(5)
-        )
-        print(f"{'bare python -c pass (reference)':<40}{bare * 1000:>10.1f}")
-        print(f"{'target':<40}{150:>10}")
+        host: list[tuple[float, float]] = []
+        floor: list[tuple[float, float]] = []
+        for i in range(ns.n):  # in turns, so both see the same load
+            pair = [(host, HOST), (floor, FLOOR)]
+            for out, command in pair if i % 2 else pair[::-1]:
+                out.append(first_line(command, agent_dir, cwd))
+        for label, runs in (("floor: python -c 'import asyncio'", floor), ("host, in turns with the floor", host)):
+            wall = statistics.median(w for w, _ in runs) * 1000
+            cpu = statistics.median(c for _, c in runs) * 1000
+            print(f"{label:<40}{wall:>10.1f}   (CPU {cpu:.1f} ms)")
+        ratio = statistics.median(w for w, _ in host) / statistics.median(w for w, _ in floor)
+        cpu_ratio = statistics.median(c for _, c in host) / statistics.median(c for _, c in floor)
+        print(f"{'host / floor (goal <= 1.3)':<40}{ratio:>10.2f}   (CPU {cpu_ratio:.2f})")
         print()
         print(f"top {ns.top} cumulative imports (python -X importtime, one get_state then EOF)")
         print(f"{'cumulative ms':>14}{'self ms':>10}  module")
         for cum, self_us, name in importtime(agent_dir, cwd, ns.top):
             print(f"{cum / 1000:>14.1f}{self_us / 1000:>10.1f}  {name}")
-
-
-def _time(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.tool_exec import execute_tool_calls
-from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
 from atomic_host.core.jsonfast import dumps
 from atomic_host.kit import secrets
 from atomic_host.kit.llm.complete import assistant_message, failed
@@ -183,8 +181,14 @@ async def run_agent(
         terminate = False
         if calls:
             if assistant["stopReason"] == "length":  # cut off by the output limit: arguments may be truncated
+                from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
+
                 results = fail_truncated_tool_calls(run, calls)
             else:
+                # Imported on the first tool call, not at start (with oversized results and the
+                # fsio/tempdirs helpers): the first get_state does not wait for them.
+                from atomic_host.agent.tool_exec import execute_tool_calls
+
                 results, terminate = await execute_tool_calls(run, calls)
             for index, result in enumerate(results):
                 emit({"type": "message_start", "message": result})

@@ -28,8 +28,9 @@ import contextlib
 import importlib
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -52,7 +53,7 @@ ABORT_GRACE_SECONDS = 0.5
 """How long :meth:`ToolContext.run_blocking` waits, after an abort, for the worker to notice it."""
 
 
-@dataclass
+@record
 class ToolResult:
     """What a tool returns: content blocks for the model plus free-form details for clients."""
 
@@ -87,7 +88,7 @@ class UI(Protocol):
     def set_editor_text(self, text: str) -> None: ...
 
 
-@dataclass
+@record
 class ToolContext:
     """Everything a tool handler may use. Built by the host for each call."""
 
@@ -190,7 +191,7 @@ def resolve(ref: Any) -> Any:
     return ref
 
 
-@dataclass
+@record
 class Tool:
     """A tool the model can call."""
 

@@ -7,7 +7,6 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.loop import run_agent
 from atomic_host.contract.errors import HostError as CommandFailed
 from atomic_host.contract.events import (
     BeforeAgentStartEvent,
@@ -22,7 +21,7 @@ from atomic_host.contract.events import (
 )
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.contract.tools import ToolContext
-from atomic_host.engine import compaction, summaries
+from atomic_host.engine import summaries
 from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
 from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.system_prompt import build_system_prompt
@@ -362,6 +361,10 @@ class AgentSession:
         self.flush_deferred_bash()
         self.restore_user_model()
         self.require_model()
+        # The loop and the compaction driver load with the first prompt, not before the first
+        # get_state (issue 12: startup); the RPC warm-up thread usually has them loaded by then.
+        from atomic_host.engine import compaction
+
         await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
         start = BeforeAgentStartEvent(text, images)
         await self.rt.hooks.acall("before_agent_start", event=start)
@@ -531,6 +534,9 @@ class AgentSession:
     async def _drive(
         self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool
     ) -> None:
+        from atomic_host.agent.loop import run_agent
+        from atomic_host.engine import compaction
+
         try:
             while True:
                 await run_agent(self, messages, system_prompt, poll_steering_first)
@@ -691,6 +697,8 @@ class AgentSession:
         The queues are kept and held: nothing queued runs until the next prompt (semantics §3.4)."""
         self.abort_signal.set()
         self.abort_retry()
+        from atomic_host.engine import compaction
+
         compaction.cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
         if self.is_streaming:
             self.queue_held = True

@@ -11,12 +11,11 @@ compaction runs at a time, as its own task (``agent.compaction_job``): manual re
 from __future__ import annotations
 
 import asyncio
-import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCompactEvent, SessionCompactEvent
+from atomic_host.contract.records import record
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
 from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
@@ -58,7 +57,7 @@ class _Cancelled(Exception):
     pass
 
 
-@dataclass
+@record
 class Outcome:
     """How one compaction ended; ``error`` is the client-facing text (already prefixed), and
     ``answer`` the ``compact`` response's error text when it differs (the bare "too small")."""
@@ -70,7 +69,7 @@ class Outcome:
     answer: str | None = None
 
 
-@dataclass
+@record
 class Job:
     reason: str
     task: asyncio.Task[Outcome]
@@ -445,6 +444,8 @@ async def _stream_once(
         options.reasoning = None if chosen == "off" or not model.get("reasoning") else chosen
     options.max_tokens = None
     options.cache_retention = "none"
+    import uuid  # not at import: uuid imports platform (~3 ms of startup)
+
     options.session_id = str(uuid.uuid4())
     options.signal = asyncio.Event()  # cancellation comes from the task; a run abort must not end it
     from atomic_host.kit.llm.complete import complete

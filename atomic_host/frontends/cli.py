@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING, Any
 
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
+
+if TYPE_CHECKING:
+    import argparse
 
 SUBCOMMANDS = {
     "schema": "print the JSON Schema of the RPC protocol",
@@ -43,6 +46,10 @@ RPC_TTY_HINT = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # argparse (with gettext, and shutil + bz2/lzma for its help formatter) costs ~6 ms of a
+    # 2-core machine's startup; a plain RPC command line never gets here (see quick_options).
+    import argparse
+
     p = argparse.ArgumentParser(
         prog="atomic",
         description=DESCRIPTION,
@@ -158,6 +165,95 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_QUICK_VALUE = {
+    "--mode": "mode",
+    "--provider": "provider",
+    "--model": "model",
+    "--thinking": "thinking",
+    "--api-key": "api_key",
+    "--models": "models",
+    "--session": "session",
+    "--session-dir": "session_dir",
+    "--session-store": "session_store",
+    "-n": "name",
+    "--name": "name",
+    "-e": "extensions",
+    "--extension": "extensions",
+    "--prompt-template": "prompt_templates",
+    "--skill": "skills",
+    "--tools": "tools",
+    "--exclude-tools": "exclude_tools",
+    "--system-prompt": "system_prompt",
+    "--append-system-prompt": "append_system_prompt",
+}
+"""Options taking one value that :func:`quick_options` reads: flag → Options field."""
+_QUICK_FLAG = {
+    "--no-session": ("no_session", True),
+    "-c": ("continue_session", True),
+    "--continue": ("continue_session", True),
+    "--no-extensions": ("no_extensions", True),
+    "--approve": ("approve", True),
+    "--no-approve": ("approve", False),
+    "--watch": ("watch", True),
+    "--no-tools": ("no_tools", True),
+    "--no-builtin-tools": ("no_builtin_tools", True),
+}
+_QUICK_APPEND = frozenset({"extensions", "prompt_templates", "skills"})
+_QUICK_CSV = frozenset({"models", "tools", "exclude_tools"})
+_QUICK_CHOICES = {"mode": ("rpc", "acp"), "thinking": ("off", "minimal", "low", "medium", "high", "xhigh", "max")}
+"""Only the serving modes: print/json need -p and its print-mode flags, which take the full parser."""
+
+
+def quick_options(argv: list[str]) -> tuple[Options, Any] | None:
+    """The ``(Options, namespace)`` :func:`parse_options` would return, for the plain command lines
+    of a serving host (``--mode rpc --model p/m --no-session …``), without importing argparse; None
+    for anything else (help, print mode, subcommands, ``--opt=value``, abbreviations, a value that
+    starts with ``-``, a choice argparse would refuse, ``--approve`` with ``--no-approve``), which
+    then goes through argparse and gets its exact behaviour and messages."""
+    values: dict[str, Any] = {"extensions": [], "prompt_templates": [], "skills": [], "exclude_tools": []}
+    i, n = 0, len(argv)
+    while i < n:
+        arg = argv[i]
+        flag = _QUICK_FLAG.get(arg)
+        if flag is not None:
+            key, value = flag
+            if key == "approve" and values.get(key, value) != value:
+                return None  # mutually exclusive: argparse's error
+            values[key] = value
+            i += 1
+            continue
+        key = _QUICK_VALUE.get(arg)
+        if key is None or i + 1 >= n or argv[i + 1].startswith("-"):
+            return None
+        value = argv[i + 1]
+        if key in _QUICK_CHOICES and value not in _QUICK_CHOICES[key]:
+            return None
+        if key in _QUICK_APPEND:
+            values[key].append(value)
+        else:
+            values[key] = _csv(value) if key in _QUICK_CSV else value
+        i += 2
+    values.setdefault("mode", "rpc")
+    ns = _QuickNamespace(**values)
+    return Options(**values), ns
+
+
+class _QuickNamespace:
+    """What :func:`main` reads of argparse's namespace, for a :func:`quick_options` command line."""
+
+    subcommand = None
+    prompt = None
+    output_format = None
+    hide_thinking = False
+    quiet = False
+    list_models = False
+    export = None
+    export_format = "html"
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
 def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None) -> tuple[Options, argparse.Namespace]:
     ns = (parser or build_parser()).parse_args(argv)
     mode = ns.mode or ("print" if ns.prompt is not None else "rpc")
@@ -202,10 +298,15 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends import subcommands
 
         return getattr(subcommands, argv[0])(argv[1:])
-    parser = build_parser()
-    opts, ns = parse_options(argv, parser)
+    quick = quick_options(argv)
+    parser = None
+    if quick is not None:
+        opts, ns = quick
+    else:
+        parser = build_parser()
+        opts, ns = parse_options(argv, parser)
     if ns.subcommand:
-        parser.error(f"put the subcommand first: atomic {ns.subcommand} ...")
+        (parser or build_parser()).error(f"put the subcommand first: atomic {ns.subcommand} ...")
     if ns.list_models:
         from atomic_host.frontends.subcommands import list_models
 
@@ -215,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_session(opts, ns.export, ns.export_format)
     if opts.mode != "print" and (ns.output_format or ns.hide_thinking or ns.quiet):
-        parser.error("--output-format, --hide-thinking and -q/--quiet apply to print mode (-p)")
+        (parser or build_parser()).error("--output-format, --hide-thinking and -q/--quiet apply to print mode (-p)")
     if opts.mode == "rpc":
         if _stdin_is_tty():
             print(RPC_TTY_HINT, file=sys.stderr, flush=True)

@@ -23,7 +23,9 @@ async def test_thinking_text_tool_then_answer(agent_host: Any, sse_server: Any, 
     _write_models(tmp_path / "agent", sse_server.base_url, [api])
     sse_server.enqueue(TOOL_REPLIES[api]())
     sse_server.enqueue(TEXT_REPLIES[api]("The command printed hello-e2e."))
-    async with agent_host("--model", f"local-{api}/m1", base=tmp_path, settings=FAST_RETRY) as host:
+    # No session summary: its request starts as the run settles and would race the count below.
+    quiet = {**FAST_RETRY, "sessionSummary": {"enabled": False}}
+    async with agent_host("--model", f"local-{api}/m1", base=tmp_path, settings=quiet) as host:
         events = await host.client.prompt_and_wait("say hello")
         assistants = [e["message"] for e in of_type(events, "message_end") if e["message"]["role"] == "assistant"]
         first, final = assistants

@@ -12,6 +12,14 @@ None of these libraries may be on that path; each is loaded when first used:
   orjson (the fast encoder): loaded by the warm-up thread after the first response;
 - rich (terminal rendering, not used by RPC).
 
+Nor these modules (issue 12, startup: each was on the path once and is loaded when first used):
+
+- ``argparse`` and ``gettext`` (an RPC command line is read without them), ``shutil`` with
+  ``bz2``/``lzma`` (argparse's help formatter pulled them in);
+- ``uuid`` and ``platform`` (compaction's request id);
+- the agent loop, tool execution and the compaction driver (the first prompt, or the warm-up
+  thread, imports them).
+
 The rule is on the libraries, by top-level package: the host's own stdlib-only parts of those
 features may load at start (``builtin_plugins.mcp.config`` reads which servers are configured,
 ``builtin_plugins.workflows.engine`` is the facade that imports DBOS when a workflow runs).
@@ -43,6 +51,21 @@ TOP_LEVEL = {
     "orjson": "orjson (fast encoder, warm-up thread)",
     "rich": "rich (terminal rendering)",
 }
+LAZY_MODULES = {
+    "argparse": "read only for command lines the quick parser declines",
+    "gettext": "argparse's",
+    "shutil": "argparse's help formatter's",
+    "bz2": "shutil's",
+    "lzma": "shutil's",
+    "uuid": "compaction's request id",
+    "platform": "uuid's",
+    "atomic_host.agent.loop": "the first prompt's",
+    "atomic_host.agent.tool_exec": "the first tool call's",
+    "atomic_host.agent.oversized": "the first tool call's",
+    "atomic_host.engine.compaction": "the first prompt's",
+    "atomic_host.kit.llm.stream": "the first prompt's",
+}
+"""Modules the first get_state must not wait for → who needs them."""
 PREFIXES = [("dbos_", "DBOS (workflows engine)"), ("acp_", "ACP"), ("mcp_", "MCP SDK")]
 """Sibling distributions' packages, e.g. ``mcp_types``."""
 
@@ -115,6 +138,18 @@ def test_first_get_state_imports_none_of_the_optional_stacks(args: list[str], tm
     found = {m: reason for m in modules if (reason := forbidden_reason(m))}
     listing = "\n".join(f"  {m}  ({reason})" for m, reason in sorted(found.items()))
     assert not found, f"imported before the first get_state response ({len(modules)} imports in all):\n{listing}"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--provider", "faux"], ["--model", "local/m1", "--no-session"]],
+    ids=["faux", "models-json-provider-no-session"],
+)
+def test_first_get_state_waits_for_none_of_the_lazy_modules(args: list[str], tmp_path: Path) -> None:
+    modules = imports_before_first_response(args, tmp_path)
+    found = sorted(m for m in modules if m in LAZY_MODULES)
+    listing = "\n".join(f"  {m}  ({LAZY_MODULES[m]})" for m in found)
+    assert not found, f"imported before the first get_state response:\n{listing}"
 
 
 def test_the_rule_matches_what_it_names() -> None:

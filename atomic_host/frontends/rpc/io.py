@@ -8,11 +8,14 @@ the reader is a small ``asyncio.Protocol`` over the raw pipe instead.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import stat
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +24,8 @@ from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
 _EOF = None
+HOLD_S = 0.0005
+"""Longest a record waits for the records after it to share its ``write`` (see :class:`Output`)."""
 
 
 class LineProtocol(asyncio.Protocol):
@@ -98,12 +103,28 @@ async def open_stdin_lines() -> asyncio.Queue[bytes | None]:
 
 
 class Output:
-    """The single owner of stdout: every record is written whole, as one line, in call order."""
+    """The single owner of stdout: every record is written whole, as one line, in call order.
+
+    Records sent on the event loop share ``write`` calls: the first record of a loop iteration
+    goes out at once, the ones after it are held and joined into one ``write`` when the iteration
+    ends, or as soon as a record comes :data:`HOLD_S` after that first one (a long iteration,
+    such as a network read of many deltas, still streams). A streamed reply produces several
+    deltas per network read, and one ``write`` (one wake-up of the client) per delta cost more
+    than the rest of the per-delta work together (issue 12). Records sent off the loop's thread
+    are written at once, as before. :meth:`flush` writes whatever is held; the frontends call it
+    on exit."""
 
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdout.fileno() if fd is None else fd
         self.closed = False
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._held: list[bytes] | None = None
+        """Lines sent since this loop iteration's first record (None: no flush is scheduled)."""
+        self._owner = threading.get_ident()
+        """The thread whose loop iterations are coalesced (the one that made this Output)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._held_at = 0.0
+        _OUTPUTS.add(self)
 
     def send(self, record: dict[str, Any], line: str | None = None) -> None:
         """Write one record. ``line`` is its JSON when the caller already encoded it (hot path).
@@ -118,6 +139,27 @@ class Output:
         if line is None:
             line = self._encode(record)
         data = (line + "\n").encode()
+        if threading.get_ident() != self._owner:  # another thread: at once, as it always was
+            self._write(data)
+            return
+        loop = _running_loop()
+        if self._held is not None:
+            if loop is self._loop and time.monotonic() - self._held_at < HOLD_S:
+                self._held.append(data)
+                return
+            self.flush()  # held long enough (or that loop stopped before its flush ran)
+        if loop is not None:
+            self._held, self._loop, self._held_at = [], loop, time.monotonic()
+            loop.call_soon(self.flush)
+        self._write(data)
+
+    def flush(self) -> None:
+        """Write the records held back in this loop iteration (if any)."""
+        held, self._held = self._held, None
+        if held and not self.closed:
+            self._write(b"".join(held))
+
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
@@ -205,6 +247,19 @@ class Output:
             record = {"id": req_id, **record}
         self.send(record)
 
+
+_OUTPUTS: weakref.WeakSet[Output] = weakref.WeakSet()
+_running_loop = asyncio._get_running_loop
+"""The running loop of this thread or None (asyncio's C accessor; ``get_running_loop`` raises instead)."""
+
+
+def flush_all() -> None:
+    """Write what every :class:`Output` holds: before ``os._exit``, or at interpreter exit."""
+    for out in list(_OUTPUTS):
+        out.flush()
+
+
+atexit.register(flush_all)
 
 _NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
 """The only commands whose response carries ``data: null`` instead of omitting it."""

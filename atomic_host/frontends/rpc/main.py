@@ -14,9 +14,15 @@ from atomic_host.kit.log import log
 
 
 def _prewarm(tools: list[Any]) -> None:
-    """Import what later commands need (pydantic models, httpx, orjson, the tools' modules and
-    schemas) off the critical path, so the first prompt does not import on the event loop."""
+    """Import what later commands need off the critical path, so the first prompt does not import
+    on the event loop: first the host's own modules of a run (the agent loop, tool execution,
+    compaction: a prompt right after the first response would otherwise import them on the loop
+    while this thread holds the GIL for pydantic), then orjson, httpx, the pydantic protocol
+    models and the tools' modules and schemas."""
     try:
+        import atomic_host.agent.loop
+        import atomic_host.agent.tool_exec
+        import atomic_host.engine.compaction
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()
@@ -74,7 +80,10 @@ async def serve(opts: Options) -> int:
 
     table = Handlers(rt).table()
     server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
-    return await server.serve()
+    try:
+        return await server.serve()
+    finally:
+        out.flush()
 
 
 EXIT_GRACE_S = 2.0
@@ -112,7 +121,10 @@ def run_rpc(opts: Options) -> int:
 def run_to_exit(main: Any) -> int:
     """Run a frontend's serve coroutine; after a signal (129/130/143) leave at once, without
     waiting for threads a plugin may have left running."""
+    from atomic_host.frontends.rpc.io import flush_all
+
     code = run_until_done(main)
+    flush_all()
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 143):

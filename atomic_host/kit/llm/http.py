@@ -7,6 +7,7 @@ headers) against the abort signal and the idle deadline.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import datetime
 import email.utils
@@ -21,6 +22,7 @@ from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http_client import new_http_client
+from atomic_host.kit.llm.sse import SSEDecoder
 
 MAX_ERROR_BODY = 4000
 OPEN = ("__open__", "")
@@ -125,8 +127,15 @@ async def _events(
                     raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
                 opened = True
                 yield OPEN
-                # aclosing: when the consumer stops early, the SSE iterator is closed here, not
-                # later by the garbage collector on a loop that may be gone.
+                # aclosing: when the consumer stops early, the iterator is closed here, not later
+                # by the garbage collector on a loop that may be gone.
+                if _reads_as_utf8(resp, ctype):
+                    decoder = SSEDecoder()  # httpx_sse's reading, on the bytes (kit/llm/sse.py)
+                    async with contextlib.aclosing(resp.aiter_bytes()) as chunks:
+                        async for chunk in chunks:
+                            for pair in decoder.feed(chunk):
+                                yield pair
+                    return
                 async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
                     async for sse in sse_iter:
                         yield sse.event, sse.data
@@ -152,6 +161,18 @@ async def _events(
         attempt += 1
 
 
+def _reads_as_utf8(resp: httpx.Response, ctype: str) -> bool:
+    """The stream is text/event-stream in UTF-8 (what every provider sends): :class:`SSEDecoder`
+    reads it. Another charset, or a content type httpx_sse would refuse, goes to httpx_sse."""
+    if "text/event-stream" not in ctype.partition(";")[0]:
+        return False
+    encoding = resp.encoding or "utf-8"
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
+
+
 async def sse_events(
     url: str, headers: dict[str, str], body: dict[str, Any], options: StreamOptions
 ) -> AsyncIterator[tuple[str, str]]:
@@ -162,8 +183,10 @@ async def sse_events(
     Use it inside ``contextlib.aclosing`` so an early exit closes the connection.
 
     Abort and deadline interrupt only the wait for the next event: a timer and the signal cancel
-    this task while it waits, and the cancellation becomes the matching error. That costs one
-    timer per event instead of a task and an ``asyncio.wait`` per event.
+    this task while it waits, and the cancellation becomes the matching error. The timer is one
+    for the whole stream, re-armed only when it fires: it checks how long the current wait has
+    lasted (events come far more often than the deadline, so a timer per event, set and cancelled
+    hundreds of times a reply, was pure overhead).
     """
     signal = options.signal
     if signal is not None and signal.is_set():
@@ -174,14 +197,28 @@ async def sse_events(
     task = asyncio.current_task()
     assert task is not None
     inner = _events(client, url, headers, body, options)
+    deadline_s = options.stream_deadline_s
     waiting = False
+    waiting_since = 0.0  # loop time the current wait for an event began (meaningful while waiting)
     fired: str | None = None
+    timer: asyncio.TimerHandle | None = None
 
     def interrupt(kind: str) -> None:
         nonlocal fired
         if waiting and fired is None:
             fired = kind
             task.cancel()
+
+    def check_deadline() -> None:
+        nonlocal timer
+        timer = None
+        if not waiting:
+            return  # the consumer has the stream: the next wait arms the timer again
+        due = waiting_since + deadline_s
+        if loop.time() >= due:
+            interrupt("deadline")
+        else:
+            timer = loop.call_at(due, check_deadline)
 
     abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
     if abort_waiter is not None:
@@ -190,7 +227,9 @@ async def sse_events(
         while True:
             if signal is not None and signal.is_set():
                 raise StreamAborted
-            timer = loop.call_later(options.stream_deadline_s, interrupt, "deadline")
+            waiting_since = loop.time()
+            if timer is None:
+                timer = loop.call_at(waiting_since + deadline_s, check_deadline)
             waiting = True
             try:
                 item = await inner.__anext__()
@@ -205,9 +244,10 @@ async def sse_events(
                 raise ProviderError("stream deadline exceeded") from None
             finally:
                 waiting = False
-                timer.cancel()
             yield item
     finally:
+        if timer is not None:
+            timer.cancel()
         if abort_waiter is not None:
             abort_waiter.cancel()
         await inner.aclose()

@@ -1,0 +1,85 @@
+"""kit/llm/sse.py reads a stream exactly as httpx_sse (the reference) does, however the bytes are cut.
+
+The reference runs for real: an ``httpx.Response`` streaming the same chunks through
+``httpx_sse.EventSource(...).aiter_sse()`` (httpx's UTF-8 text decoding, httpx_sse's line splitter
+and field parser). Hostile streams: every line end (LF, CR, CRLF, split across chunks), comments,
+unknown fields, fields without a colon, ``retry`` that is no number, NUL in an id, a BOM, broken
+and cut UTF-8, arbitrary bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import httpx
+from httpx_sse import EventSource
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from atomic_host.kit.llm.sse import SSEDecoder
+
+PIECES = [
+    b"data:", b"data: ", b"data", b"event:", b"event: ", b"id:", b"id: ", b"retry:", b"retry: ", b":", b" ",
+    b"\r", b"\n", b"\r\n", b"\n\n", b"\r\r", b"x", b"hello", b"{\"a\":1}", b"\x00", b"12", b"-3", b"1_0",
+    b"\xe2\x82\xac", b"\xe2\x82", b"\xac", b"\xff", b"\xef\xbb\xbf", "é✓".encode(), b"\xf0\x9f\x98", b"\x80",
+    b"message", b"ping", b"[DONE]", b"\t", "\u2028".encode(), b"\x85",
+]  # fmt: skip
+
+
+async def _reference(chunks: list[bytes]) -> list[tuple[str, str]]:
+    async def body():
+        for chunk in chunks:
+            yield chunk
+
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+    return [(sse.event, sse.data) for sse in [s async for s in EventSource(response).aiter_sse()]]
+
+
+def _ours(chunks: list[bytes]) -> list[tuple[str, str]]:
+    decoder = SSEDecoder()
+    return [pair for chunk in chunks for pair in decoder.feed(chunk)]
+
+
+def _cut(stream: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+    return [stream[a:b] for a, b in itertools.pairwise(points)]
+
+
+streams = st.lists(st.one_of(st.sampled_from(PIECES), st.binary(max_size=6)), max_size=40).map(b"".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(streams, st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
+def test_the_decoder_reads_what_httpx_sse_reads(stream: bytes, cuts: list[int]) -> None:
+    chunks = _cut(stream, cuts)
+    assert _ours(chunks) == asyncio.run(_reference(chunks))
+
+
+@settings(max_examples=200, deadline=None)
+@given(streams)
+def test_byte_by_byte_equals_whole(stream: bytes) -> None:
+    whole = _ours([stream])
+    assert _ours([stream[i : i + 1] for i in range(len(stream))]) == whole
+    assert whole == asyncio.run(_reference([stream]))
+
+
+def test_the_usual_frames() -> None:
+    stream = (
+        b"event: message_start\ndata: {\"a\":1}\n\n"
+        b": keep-alive\r\n\r\n"
+        b"data: line one\r\ndata: line two\r\n\r\n"
+        b"id: 7\rretry: 10\rdata:x\r\r"
+        b"data: [DONE]\n\n"
+        b"data: cut off without a blank line"
+    )
+    expected = [
+        ("message_start", '{"a":1}'),
+        ("message", "line one\nline two"),
+        ("message", "x"),
+        ("message", "[DONE]"),
+    ]
+    for size in (1, 2, 3, 7, len(stream)):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        assert _ours(chunks) == expected
+        assert asyncio.run(_reference(chunks)) == expected
