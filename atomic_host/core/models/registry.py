@@ -24,10 +24,10 @@ import copy
 import importlib
 import os
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atomic_host.contract import records
 from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 from atomic_host.core.models import values
 from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
@@ -102,11 +102,11 @@ def register_startup_credentials(agent_dir: Path, env: Mapping[str, str], cli_ap
         pass  # reported by the registry when it loads
 
 
-@dataclass
+@records.record  # not @dataclass: no per-class code to compile at every start
 class _Provider:
     info: ProviderInfo
     config: ProviderConfig | None = None
-    models: list[dict[str, Any]] = field(default_factory=list)
+    models: list[dict[str, Any]] = records.field(default_factory=list)
     oauth: OAuthLogin | None = None
     """The login method (the last registration of this id that declares one)."""
 
