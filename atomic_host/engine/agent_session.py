@@ -344,7 +344,7 @@ class AgentSession:
                 await self.run_command(command, args)
                 return "handled"
         summaries.cancel(self)
-        if self.paused:
+        if self.queues.paused:
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
         result = await self.apply_input_hooks(text, images, "prompt", source)
@@ -376,7 +376,7 @@ class AgentSession:
         # user message, then nextTurn custom messages, then before_agent_start ones (semantics §3.1.10);
         # the run's first steering poll adds what was queued before (and held by an abort).
         next_turn, self.next_turn = self.next_turn, []
-        self.queue_held = False
+        self.queues.held = False
         self.start_drive([make_user_message(text, images), *next_turn, *extra], system_prompt)
         return "started"
 
@@ -398,7 +398,7 @@ class AgentSession:
         text, images = result
         text = self.expand_command(text)
         self._enqueue(kind, text, images)
-        if not self.is_streaming and self.messages and not self.queue_held and not self.paused:
+        if not self.is_streaming and self.messages and not self.queues.held and not self.queues.paused:
             self.start_drive(self.next_queued(), None, poll_steering_first=False)
         return "queued"
 
@@ -701,7 +701,7 @@ class AgentSession:
 
         compaction.cancel_automatic(self)  # compaction: a threshold/overflow run inside this run
         if self.is_streaming:
-            self.queue_held = True
+            self.queues.held = True
 
     async def abort(self) -> None:
         """Cancel the retry delay, the stream and running tools; wait until idle; keep the queues."""
@@ -741,40 +741,6 @@ class AgentSession:
     def follow_up(self) -> list[str]:
         """Queued follow-up texts, as listed in ``queue_update``."""
         return self.queues.follow_up
-
-    @property
-    def paused(self) -> bool:
-        """``pause_queued_messages``: queued items are held until resumed."""
-        return self.queues.paused
-
-    @paused.setter
-    def paused(self, value: bool) -> None:
-        self.queues.paused = value
-
-    @property
-    def queue_held(self) -> bool:
-        """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
-        return self.queues.held
-
-    @queue_held.setter
-    def queue_held(self, value: bool) -> None:
-        self.queues.held = value
-
-    @property
-    def steering_mode(self) -> str:
-        return self.queues.steering_mode
-
-    @steering_mode.setter
-    def steering_mode(self, mode: str) -> None:
-        self.queues.steering_mode = mode
-
-    @property
-    def follow_up_mode(self) -> str:
-        return self.queues.follow_up_mode
-
-    @follow_up_mode.setter
-    def follow_up_mode(self, mode: str) -> None:
-        self.queues.follow_up_mode = mode
 
     def emit_queue(self) -> None:
         self.emit({"type": "queue_update", "steering": self.steering, "followUp": self.follow_up})

@@ -78,7 +78,7 @@ async def activate(rt: NavigationHost, session: Session, reason: str, *, fresh: 
         agent.cwd = cwd
     if old is not None:
         agent.model, agent.thinking_level = old.model, old.thinking_level
-        agent.steering_mode, agent.follow_up_mode = old.steering_mode, old.follow_up_mode
+        agent.queues.steering_mode, agent.queues.follow_up_mode = old.queues.steering_mode, old.queues.follow_up_mode
         agent.auto_retry, agent.auto_compaction = old.auto_retry, old.auto_compaction
     agent.rebuild_context(restore_model=not fresh)
     if fresh:

@@ -169,37 +169,9 @@ def encode_tree_pieces(
     return RawJSON("".join(parts))
 
 
-def encode_tree(roots: list[dict[str, Any]]) -> RawJSON:
-    """``dumps(roots)`` for nodes as ``Session.tree()`` builds them, the same text, built without
-    recursion (each entry is encoded whole by the C encoder)."""
-    parts = ["["]
-    stack: list[Any] = ["]"]
-    for i in range(len(roots) - 1, -1, -1):
-        stack.append(roots[i])
-        if i:
-            stack.append(",")
-    while stack:
-        item = stack.pop()
-        if type(item) is str:
-            parts.append(item)
-            continue
-        parts.append('{"entry":' + dumps(item["entry"]) + ',"children":[')
-        tail = "]"
-        if "label" in item:
-            tail += ',"label":' + dumps(item["label"]) + ',"labelTimestamp":' + dumps(item["labelTimestamp"])
-        stack.append(tail + "}")
-        children = item["children"]
-        for i in range(len(children) - 1, -1, -1):
-            stack.append(children[i])
-            if i:
-                stack.append(",")
-    return RawJSON("".join(parts))
-
-
 __all__ = [
     "EncodedEntries",
     "cached_tree",
-    "encode_tree",
     "encode_tree_pieces",
     "encoded_entries",
     "entries_json",

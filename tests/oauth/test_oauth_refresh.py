@@ -12,25 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oauth_helpers import assert_no_secret_written, auth_file, login_host, oauth_env
+from oauth_helpers import anthropic_reply, assert_no_secret_written, auth_file, login_host, oauth_env
 from oauth_server import OAuthServer
 
 from atomic_host.testing_sse import Reply, SSEServer, anthropic_frames
 
 ANTHROPIC_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
 MODEL = ("--model", "anthropic/claude-sonnet-4-5")
-
-
-def anthropic_reply(text: str) -> list[str]:
-    usage = {"input_tokens": 5, "output_tokens": 2}
-    return anthropic_frames([
-        {"type": "message_start", "message": {"id": "m1", "role": "assistant", "content": [], "usage": usage}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
-        {"type": "message_stop"},
-    ])
 
 
 def anthropic_bash_call(command: str) -> list[str]:

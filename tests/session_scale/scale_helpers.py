@@ -159,10 +159,37 @@ def totals_of(view: Any) -> dict[str, Any]:
 
 
 def reference_tree_text(session: Session) -> str:
-    """get_tree's text as the node-building encoder makes it (``Session.tree()`` + ``encode_tree``)."""
-    from atomic_host.session.tree import encode_tree
+    """get_tree's text built from ``Session.tree()``'s nodes (the encoder get_tree had before its
+    cached pieces), without recursion: the reference the cached text must equal."""
+    from atomic_host.core.jsonfast import dumps
 
-    return str(encode_tree(session.tree()))
+    def encode_tree(roots: list[dict[str, Any]]) -> str:
+        """``dumps(roots)`` for nodes as ``Session.tree()`` builds them, the same text, built without
+        recursion (each entry is encoded whole by the C encoder)."""
+        parts = ["["]
+        stack: list[Any] = ["]"]
+        for i in range(len(roots) - 1, -1, -1):
+            stack.append(roots[i])
+            if i:
+                stack.append(",")
+        while stack:
+            item = stack.pop()
+            if type(item) is str:
+                parts.append(item)
+                continue
+            parts.append('{"entry":' + dumps(item["entry"]) + ',"children":[')
+            tail = "]"
+            if "label" in item:
+                tail += ',"label":' + dumps(item["label"]) + ',"labelTimestamp":' + dumps(item["labelTimestamp"])
+            stack.append(tail + "}")
+            children = item["children"]
+            for i in range(len(children) - 1, -1, -1):
+                stack.append(children[i])
+                if i:
+                    stack.append(",")
+        return "".join(parts)
+
+    return encode_tree(session.tree())
 
 
 def reference_entries_text(session: Session) -> str:

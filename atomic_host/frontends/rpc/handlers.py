@@ -95,7 +95,7 @@ class Handlers:
 
     @command(lane="concurrent")
     async def on_pause_queued_messages(self) -> Any:
-        self.agent.paused = True
+        self.agent.queues.paused = True
         return NO_DATA
 
     @command(lane="concurrent")
@@ -104,13 +104,13 @@ class Handlers:
 
     @command()
     async def on_set_steering_mode(self, cmd: SetSteeringModeCommand) -> Any:
-        self.agent.steering_mode = cmd.mode
+        self.agent.queues.steering_mode = cmd.mode
         self.rt.settings.save_global("steeringMode", cmd.mode)
         return NO_DATA
 
     @command()
     async def on_set_follow_up_mode(self, cmd: SetFollowUpModeCommand) -> Any:
-        self.agent.follow_up_mode = cmd.mode
+        self.agent.queues.follow_up_mode = cmd.mode
         self.rt.settings.save_global("followUpMode", cmd.mode)
         return NO_DATA
 
@@ -149,13 +149,13 @@ class Handlers:
             "thinkingLevel": a.thinking_level,
             "isStreaming": a.is_streaming,
             "isCompacting": a.compaction_job is not None and not a.compaction_job.task.done(),
-            "steeringMode": a.steering_mode,
-            "followUpMode": a.follow_up_mode,
+            "steeringMode": a.queues.steering_mode,
+            "followUpMode": a.queues.follow_up_mode,
             "sessionId": a.session.id,
             "autoCompactionEnabled": a.auto_compaction,
             "messageCount": len(a.messages),
             "pendingMessageCount": len(a.steering) + len(a.follow_up),
-            "queuedMessagesPaused": a.paused,
+            "queuedMessagesPaused": a.queues.paused,
         }
         if a.session.location:
             data["sessionLocation"] = a.session.location
