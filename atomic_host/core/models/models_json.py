@@ -11,12 +11,12 @@ model is skipped and the rest is used.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.records import field, record
+from atomic_host.core.models.copies import json_copy
 
 MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
                                   "maxTokens": 16384}
@@ -87,7 +87,7 @@ def _provider_config(pid: str, raw: Any, errors: list[str]) -> ProviderConfig | 
         if not isinstance(value, dict):
             errors.append(f"provider {pid!r}: {key} must be an object")
             return None
-        setattr(cfg, attr, copy.deepcopy(value))
+        setattr(cfg, attr, json_copy(value))
     if not all(isinstance(v, str) for v in cfg.headers.values()):
         errors.append(f"provider {pid!r}: header values must be strings")
         return None
@@ -101,7 +101,7 @@ def _provider_config(pid: str, raw: Any, errors: list[str]) -> ProviderConfig | 
         if problem:
             errors.append(f"provider {pid!r}: models[{i}] {problem}; skipped")
         else:
-            cfg.models.append(copy.deepcopy(m))
+            cfg.models.append(json_copy(m))
     return cfg
 
 
@@ -126,13 +126,14 @@ def _model_problem(m: Any) -> str | None:
 def normalize_model(raw: dict[str, Any], provider: str, api: str, base_url: str,
                     compat: dict[str, Any] | None = None) -> dict[str, Any]:
     """A full Model dict: defaults filled in, ``compat`` = provider compat under model compat."""
-    model = copy.deepcopy(raw)
+    model = json_copy(raw)
     model["provider"] = provider
     model.setdefault("name", model["id"])
     model.setdefault("api", api)
     model.setdefault("baseUrl", base_url)
     for key, value in MODEL_DEFAULTS.items():
-        model.setdefault(key, copy.deepcopy(value))
+        if key not in model:
+            model[key] = json_copy(value)
     model["cost"] = {**ZERO_COST, **(model.get("cost") or {})}
     if compat or "compat" in model:
         model["compat"] = {**(compat or {}), **(model.get("compat") or {})}
@@ -147,11 +148,11 @@ def apply_override(model: dict[str, Any], patch: dict[str, Any]) -> None:
         if key not in OVERRIDABLE:
             continue
         if key == "cost" and isinstance(value, dict):
-            model["cost"] = {**model.get("cost", {}), **copy.deepcopy(value)}
+            model["cost"] = {**model.get("cost", {}), **json_copy(value)}
         elif key in _MERGED and isinstance(value, dict):
-            model[key] = {**(model.get(key) or {}), **copy.deepcopy(value)}
+            model[key] = {**(model.get(key) or {}), **json_copy(value)}
         else:
-            model[key] = copy.deepcopy(value)
+            model[key] = json_copy(value)
 
 
 def upsert(models: list[dict[str, Any]], model: dict[str, Any]) -> None:

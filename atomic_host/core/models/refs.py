@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.core.models.copies import json_copy
 from atomic_host.core.models.thinking import LEVELS
 
 if TYPE_CHECKING:
@@ -48,13 +49,14 @@ def resolve_model(registry: ModelRegistry, ref: str, provider: str | None = None
         if found is not None:
             return found
     ids = {whole_id}
-    known_provider = any(m["provider"] == ref_provider for m in registry.all_models())
+    # The registry's own dicts, uncopied (read-only here): only the match is copied.
+    known_provider = any(m["provider"] == ref_provider for m in registry.iter_models())
     if (not provider and not known_provider) or ref_provider == provider:
         # "meta/llama" where "meta" is no provider: the tail alone may still be an id.
         ids.add(model_id)
-    for pool in (registry.available(), registry.all_models()):
-        matches = [m for m in pool if m["id"] in ids and (not provider or m["provider"] == provider)]
-        if matches:
+    for available in (True, False):
+        for m in registry.iter_models(available=available):
             # Several providers may share an id; the catalog order decides, available ones first.
-            return matches[0]
+            if m["id"] in ids and (not provider or m["provider"] == provider):
+                return json_copy(m)
     return None

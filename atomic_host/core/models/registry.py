@@ -23,14 +23,15 @@ from __future__ import annotations
 import copy
 import importlib
 import os
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from atomic_host.contract import records
 from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 from atomic_host.core.models import values
 from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
+from atomic_host.core.models.copies import json_copy
 from atomic_host.core.models.models_json import (
     ProviderConfig,
     apply_override,
@@ -101,11 +102,11 @@ def register_startup_credentials(agent_dir: Path, env: Mapping[str, str], cli_ap
         pass  # reported by the registry when it loads
 
 
-@dataclass
+@records.record  # not @dataclass: no per-class code to compile at every start
 class _Provider:
     info: ProviderInfo
     config: ProviderConfig | None = None
-    models: list[dict[str, Any]] = field(default_factory=list)
+    models: list[dict[str, Any]] = records.field(default_factory=list)
     oauth: OAuthLogin | None = None
     """The login method (the last registration of this id that declares one)."""
 
@@ -235,19 +236,29 @@ class ModelRegistry:
 
     def all_models(self) -> list[dict[str, Any]]:
         """Every model (full Model dicts, copies), catalog order."""
-        return [copy.deepcopy(m) for entry in self._providers.values() for m in entry.models]
+        return [json_copy(m) for m in self.iter_models()]
 
     def available(self) -> list[dict[str, Any]]:
         """Models whose provider has configured auth, catalog order."""
-        return [copy.deepcopy(m) for pid, entry in self._providers.items()
-                if self.auth_status(pid)["configured"] for m in entry.models]
+        return [json_copy(m) for m in self.iter_models(available=True)]
+
+    def iter_models(self, available: bool = False) -> Iterator[dict[str, Any]]:
+        """The registry's own model dicts (all, or only the available ones), catalog order, not copied.
+
+        Read-only: the registry keeps answering from these dicts, so a caller that hands one on or
+        may change it takes a :func:`~atomic_host.core.models.copies.json_copy` of it (as
+        :meth:`all_models`, :meth:`available`, :meth:`find` and :meth:`default_model` do). Lookups
+        that return one model scan these and copy only the match."""
+        for pid, entry in self._providers.items():
+            if entry.models and (not available or self.auth_status(pid)["configured"]):
+                yield from entry.models
 
     def find(self, provider: str, model_id: str) -> dict[str, Any] | None:
         """The model ``provider``/``model_id`` among all models (a copy), or None."""
         entry = self._providers.get(provider)
         for m in entry.models if entry else []:
             if m["id"] == model_id:
-                return copy.deepcopy(m)
+                return json_copy(m)
         return None
 
     def default_model(self) -> dict[str, Any] | None:
@@ -256,14 +267,15 @@ class ModelRegistry:
         Each provider's ``preferred_models``, providers in registration order (built-ins first), the
         first available one wins; otherwise the first available model of a provider that is not
         ``scripted`` (the scripted ``faux`` is only used when asked for by name)."""
-        available = self.available()
+        available = list(self.iter_models(available=True))
         by_key = {(m["provider"], m["id"]): m for m in available}
         for pid, entry in self._providers.items():
             for model_id in entry.info.preferred_models:
                 if (pid, model_id) in by_key:
-                    return by_key[(pid, model_id)]
+                    return json_copy(by_key[(pid, model_id)])
         scripted = {pid for pid, entry in self._providers.items() if entry.info.scripted}
-        return next((m for m in available if m["provider"] not in scripted), None)
+        found = next((m for m in available if m["provider"] not in scripted), None)
+        return json_copy(found) if found is not None else None
 
     def needs_http(self, api: str) -> bool:
         """Whether requests of ``api`` take the shared HTTP client (``ApiImpl.needs_http``; True
