@@ -206,13 +206,15 @@ def _split_segments(pat: str) -> list[str]:
 def path_glob_regex(pat: str) -> str:
     """Regex (with ``\\Z``) for a glob matched against a whole ``/``-separated relative path.
 
-    ``*`` and ``?`` stay inside a segment; a segment that is only stars is ``**``: zero or more
-    segments (one or more at the end). Raises ``_Invalid`` for a pattern that never matches.
+    ``*`` and ``?`` stay inside a segment; a segment of two or more stars only is ``**``: zero
+    or more segments (one or more at the end). Raises ``_Invalid`` for a pattern that never matches.
     """
     segs = _split_segments(pat)
     items: list[str | None] = []  # segment regexes; None = "**"
     for seg in segs:
-        if seg and set(seg) == {"*"}:
+        # Two or more stars filling a segment are "**" (git's wildmatch); a lone "*" is not:
+        # "y/*" matches y's entries, never deeper paths.
+        if len(seg) >= 2 and set(seg) == {"*"}:
             if not items or items[-1] is not None:
                 items.append(None)
         else:

@@ -56,7 +56,8 @@ GITIGNORE_LINES = st.sampled_from(
     [
         "*.log", "!keep.log", "build/", "/top.txt", "a/**/b", "**/deep", "*.tmp", "!*.tmp", "dir/", "!dir/",
         "sub/*.py", "!sub/keep.py", "[ab].txt", "?.md", "\\#hash", "x/", "/x", "y/*", "!y/z", "**/*.bak",
-        "# comment", "", "trailing\\ ", "n*/m", "*/", "!a/", "a/b/", "*.[ch]", "!c.c",
+        "# comment", "", "trailing\\ ", "n*/m", "*/", "!a/", "a/b/", "*.[ch]", "!c.c", "y/**", "*/*", "!y/dir/",
+        "!*/", "*", "y/***",
     ]
 )  # fmt: skip
 NAMES = st.sampled_from(["a", "b", "x", "y", "z", "dir", "sub", "deep", "build", "n1", "m"])
@@ -82,9 +83,9 @@ def test_walk_agrees_with_git_on_generated_ignore_files(tmp_path_factory, root_r
         directory.mkdir(parents=True, exist_ok=True)
         if not (directory / name).is_dir():
             (directory / name).write_text("x")
-    nested = tree / "a"
-    if nested.is_dir():
-        (nested / ".gitignore").write_text("\n".join(nested_rules) + "\n")
+    for sub in ("a", "y"):  # y/.gitignore is read even when "y/*" ignores the file itself
+        if (tree / sub).is_dir():
+            (tree / sub / ".gitignore").write_text("\n".join(nested_rules) + "\n")
     assert walked_files(tree) == git_files(tree)
 
 
