@@ -136,3 +136,18 @@ async def test_login_for_a_key_only_provider_asks_for_the_key_with_an_input_requ
         assert response["success"] and response["data"] == {"provider": "mistral", "cancelled": True}
         assert auth_file(host) == {"groq": {"type": "api_key", "key": key}}
         assert_no_secret_written(host, tmp_path, [key])
+
+
+async def test_login_for_an_unknown_provider_fails_at_once_without_asking_for_a_key(tmp_path: Path) -> None:
+    """Found by the random-fields property test in CI: the host asked for a key it could never
+    store and the command stayed unanswered until the client replied to the dialog."""
+    async with login_host(tmp_path) as host:
+        c = host.client
+        n0 = len(c.events)
+        for fields in ({}, {"apiKey": "sk-some-key-0123456789"}):
+            response = await asyncio.wait_for(
+                c.request({"type": "login_provider", "provider": "no-such-provider", **fields}), 5
+            )
+            assert response["success"] is False and response["error"] == "Unknown provider: no-such-provider"
+        assert not [e for e in c.events[n0:] if e.get("type") == "extension_ui_request"]
+        assert not (host.agent_dir / "auth.json").exists()

@@ -103,9 +103,11 @@ class ProviderLogins:
             self._store(provider, {"type": "oauth", **credential})
             return {"provider": provider, "cancelled": False, **self.catalog()}
         key = cmd.get("apiKey")
+        info = self.rt.models.provider_info(provider)
+        if info is None:  # before asking for a key that could never be stored
+            raise CommandFailed(f"Unknown provider: {provider}")
         if not key:
-            info = self.rt.models.provider_info(provider)
-            title = f"API key for {info.name if info else provider}"
+            title = f"API key for {info.name}"
             key = await self._run(provider, login_id, self.rt.ui.input(title, "API key"))
             if not key:
                 return {"provider": provider, "cancelled": True}
