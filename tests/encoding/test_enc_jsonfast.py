@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,18 +17,6 @@ from atomic_host.client import loads_deep
 from atomic_host.core import jsonfast
 from atomic_host.kit.sessions.store import MemoryStore
 from atomic_host.session.tree import tree_json
-
-
-@pytest.fixture(params=["stdlib", "orjson"])
-def engine(request: pytest.FixtureRequest) -> Iterator[str]:
-    saved = jsonfast._fast
-    if request.param == "orjson":
-        assert jsonfast.load_fast_encoder(), "orjson is a dependency"
-    else:
-        jsonfast._fast = None
-    yield request.param
-    jsonfast._fast = saved
-
 
 text = st.text(alphabet=st.characters(), max_size=30)  # surrogates included
 values = st.recursive(
