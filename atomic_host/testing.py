@@ -116,6 +116,23 @@ def host_env(agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] 
     return env
 
 
+
+def bash_deltas(host: Host, req_id: str, channel: str | None = None) -> list[dict[str, Any]]:
+    """The ``bash_execution_update`` events of the ``bash`` command ``req_id`` (of one channel)."""
+    return [
+        e
+        for e in host.client.events
+        if e.get("type") == "bash_execution_update"
+        and e.get("id") == req_id
+        and (channel is None or e["channel"] == channel)
+    ]
+
+
+def bash_output(host: Host, req_id: str, channel: str | None = None) -> str:
+    """Those events' deltas joined: what the command printed, as the client saw it stream."""
+    return "".join(e["delta"] for e in bash_deltas(host, req_id, channel))
+
+
 @asynccontextmanager
 async def start_host(
     *args: str,

@@ -10,21 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host
-
-
-def deltas(host: Host, req_id: str, channel: str | None = None) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in host.client.events
-        if e.get("type") == "bash_execution_update"
-        and e.get("id") == req_id
-        and (channel is None or e["channel"] == channel)
-    ]
-
-
-def joined(host: Host, req_id: str, channel: str | None = None) -> str:
-    return "".join(e["delta"] for e in deltas(host, req_id, channel))
+from atomic_host.testing import Host, bash_deltas, bash_output
 
 
 async def bash(host: Host, command: str, req_id: str, **extra: Any) -> dict[str, Any]:
@@ -44,19 +30,19 @@ async def test_deltas_channels_and_result(rpc_host: Any) -> None:
             "cancelled": False,
             "truncated": False,
         }
-        assert joined(host, "req-1", "stdout") == "out1\nout2\nout3\n"
-        assert joined(host, "req-1", "stderr") == "err1\nerr2\nerr3\n"
+        assert bash_output(host, "req-1", "stdout") == "out1\nout2\nout3\n"
+        assert bash_output(host, "req-1", "stderr") == "err1\nerr2\nerr3\n"
         # Arrival order across channels is kept (the command sleeps between pairs).
-        assert joined(host, "req-1") == data["output"]
-        assert {e["channel"] for e in deltas(host, "req-1")} == {"stdout", "stderr"}
+        assert bash_output(host, "req-1") == data["output"]
+        assert {e["channel"] for e in bash_deltas(host, "req-1")} == {"stdout", "stderr"}
         # ANSI escapes and \r are stripped from deltas and output alike.
         data = await bash(host, r"printf '\033[31mred\033[0m\r\n'", "req-2")
-        assert data["output"] == "red\n" and joined(host, "req-2") == "red\n"
+        assert data["output"] == "red\n" and bash_output(host, "req-2") == "red\n"
         # user_bash is the same command under another name.
         response = await host.client.request({"type": "user_bash", "command": "echo via user_bash", "id": "u1"})
         assert response["command"] == "user_bash" and response["success"]
         assert response["data"]["output"] == "via user_bash\n"
-        assert joined(host, "u1") == "via user_bash\n"
+        assert bash_output(host, "u1") == "via user_bash\n"
 
 
 async def test_concurrent_requests_never_mix(rpc_host: Any) -> None:
@@ -65,7 +51,7 @@ async def test_concurrent_requests_never_mix(rpc_host: Any) -> None:
         a, b = await asyncio.gather(bash(host, script.format(tag="A"), "ra"), bash(host, script.format(tag="B"), "rb"))
         assert a["output"] == "".join(f"A-{i}\n" for i in range(1, 41))
         assert b["output"] == "".join(f"B-{i}\n" for i in range(1, 41))
-        assert joined(host, "ra") == a["output"] and joined(host, "rb") == b["output"]
+        assert bash_output(host, "ra") == a["output"] and bash_output(host, "rb") == b["output"]
         # They really ran at the same time: their deltas interleave on the wire.
         order = [e["id"] for e in host.client.events if e.get("type") == "bash_execution_update"]
         first_b = order.index("rb")
@@ -111,7 +97,7 @@ async def test_full_output_file_in_private_temp_tree(rpc_host: Any, tmp_root: Pa
         cmd = "for i in $(seq 1 20000); do echo line-$i; done"
         data = await bash(host, cmd, "big")
         full = "".join(f"line-{i}\n" for i in range(1, 20001))
-        assert joined(host, "big") == full  # every byte streamed
+        assert bash_output(host, "big") == full  # every byte streamed
         assert data["truncated"] is True and data["exitCode"] == 0
         # Tail-truncated to the last 3000 lines (whole lines, joined without the final newline).
         assert data["output"] == "\n".join(f"line-{i}" for i in range(17001, 20001))
@@ -223,7 +209,7 @@ async def test_request_survives_new_session(rpc_host: Any) -> None:
         replacement = (await c.get_state())["sessionId"]
         assert replacement != original
         data = await asyncio.wait_for(running, 5)
-        assert data["output"] == "before\nafter\n" and joined(host, "keep") == "before\nafter\n"
+        assert data["output"] == "before\nafter\n" and bash_output(host, "keep") == "before\nafter\n"
         assert await c.get_messages() == []  # the replacement session stays clean
         await c.switch_session(original)
         messages = await c.get_messages()
@@ -236,7 +222,7 @@ async def test_closing_stdin_cancels_and_drains(rpc_host: Any) -> None:
         c = host.client
         running = asyncio.ensure_future(bash(host, "echo pid=$$; sleep 60", "orphan"))
         await wait_running(host, "orphan")
-        pid = int(re.search(r"pid=(\d+)", joined(host, "orphan")).group(1))  # type: ignore[union-attr]
+        pid = int(re.search(r"pid=(\d+)", bash_output(host, "orphan")).group(1))  # type: ignore[union-attr]
         os.kill(pid, 0)  # alive
         started = time.monotonic()
         assert c.proc is not None and c.proc.stdin is not None

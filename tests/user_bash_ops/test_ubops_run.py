@@ -10,21 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host
-
-
-def deltas(host: Host, req_id: str, channel: str | None = None) -> list[dict[str, Any]]:
-    return [
-        e
-        for e in host.client.events
-        if e.get("type") == "bash_execution_update"
-        and e.get("id") == req_id
-        and (channel is None or e["channel"] == channel)
-    ]
-
-
-def joined(host: Host, req_id: str, channel: str | None = None) -> str:
-    return "".join(e["delta"] for e in deltas(host, req_id, channel))
+from atomic_host.testing import Host, bash_deltas, bash_output
 
 
 def errors(host: Host) -> list[dict[str, Any]]:
@@ -51,10 +37,10 @@ async def test_operations_stream_channels_exit_code_and_record(ops_host: Any, ru
             "truncated": False,
         }
         # Deltas keep their channel and arrival order; ANSI and \r are cleaned as for the local shell.
-        assert joined(host, "r1", "stdout") == "[box] out1\n[box] out2\n[box] bold\n"
-        assert joined(host, "r1", "stderr") == "err1\nerr2\n"
-        assert joined(host, "r1") == data["output"]
-        assert len(deltas(host, "r1")) >= 5  # streamed piece by piece, not once at the end
+        assert bash_output(host, "r1", "stdout") == "[box] out1\n[box] out2\n[box] bold\n"
+        assert bash_output(host, "r1", "stderr") == "err1\nerr2\n"
+        assert bash_output(host, "r1") == data["output"]
+        assert len(bash_deltas(host, "r1")) >= 5  # streamed piece by piece, not once at the end
         # The runner got the command as typed (its head word is its own) and the session cwd.
         assert f"in {host.cwd}" in runner_log.read_text()
         # user_bash is the same command under another name.
@@ -75,8 +61,8 @@ async def test_output_from_a_worker_thread_arrives_in_order(ops_host: Any) -> No
         data = await bash(host, "thread: 400", "t1")
         expected = "".join(f"t-{i}\n" for i in range(400))
         assert data["output"] == expected and data["exitCode"] == 0
-        assert joined(host, "t1") == expected
-        assert {e["channel"] for e in deltas(host, "t1")} == {"stdout"}
+        assert bash_output(host, "t1") == expected
+        assert {e["channel"] for e in bash_deltas(host, "t1")} == {"stdout"}
 
 
 async def test_abort_stops_the_runner_and_answers_cancelled(ops_host: Any, runner_log: Path) -> None:
@@ -123,7 +109,7 @@ async def test_a_raising_runner_fails_the_command_and_is_reported(ops_host: Any)
         (error,) = errors(host)
         assert error["event"] == "user_bash" and error["extensionPath"].endswith("ext_ubops.py")
         assert "the box is gone" in error["error"]
-        assert joined(host, "b1") == "about to fail\n"  # what it streamed before failing
+        assert bash_output(host, "b1") == "about to fail\n"  # what it streamed before failing
         assert await c.get_messages() == []  # a failed command records nothing
 
 
@@ -132,7 +118,7 @@ async def test_big_output_is_truncated_with_the_full_log(ops_host: Any, tmp_root
         session_id = (await host.client.get_state())["sessionId"]
         data = await bash(host, "plain: for i in $(seq 1 20000); do echo line-$i; done", "big")
         full = "".join(f"line-{i}\n" for i in range(1, 20001))
-        assert joined(host, "big") == full
+        assert bash_output(host, "big") == full
         assert data["truncated"] is True and data["exitCode"] == 0
         assert data["output"] == "\n".join(f"line-{i}" for i in range(17001, 20001))
         path = Path(data["fullOutputPath"])
@@ -153,6 +139,6 @@ async def test_a_key_split_across_pieces_is_masked(ops_host: Any) -> None:
     async with ops_host(env={"ANTHROPIC_API_KEY": key}) as host:
         data = await bash(host, f"split: key={key} end", "k1")
         assert data["output"] == "key=[REDACTED:ANTHROPIC_API_KEY] end\n" and data["exitCode"] == 7
-        assert joined(host, "k1") == data["output"]
+        assert bash_output(host, "k1") == data["output"]
         assert key not in "\n".join(host.client.lines)
         assert key not in str(await host.client.get_messages())
