@@ -4,6 +4,7 @@ model and thinking selection, and the in-memory context the model sees."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from atomic_host.engine.model_choice import scoped_models, startup_choice
 from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.retry import RetryAndFallback
 from atomic_host.engine.system_prompt import build_system_prompt
+from atomic_host.kit.lazy import loaded
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 
@@ -352,10 +354,8 @@ class AgentSession:
             return "queued"
         self.flush_deferred_bash()
         self.retry.restore_user_model()
-        self.require_model()
-        # The loop and the compaction driver load with the first prompt, not before the first
-        # get_state (issue 12: startup); the RPC warm-up thread usually has them loaded by then.
-        from atomic_host.engine import compaction
+        await self._load_run_machinery(self.require_model())
+        from atomic_host.engine import compaction  # loaded: see _load_run_machinery
 
         await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
         start = BeforeAgentStartEvent(text, images)
@@ -402,6 +402,20 @@ class AgentSession:
         if await self.rt.hooks.acall("input", event=event) is not None:
             return None  # handled: the chain's only result that ends it
         return event.text, event.images
+
+    async def _load_run_machinery(self, model: dict[str, Any]) -> None:
+        """What a run imports or builds on first use, done in a thread: the agent loop, tool
+        execution and the compaction driver (they load with the first prompt, not before the first
+        get_state: issue 12, startup), the model's stream module and the shared HTTP client (a TLS
+        context: the CA bundle is read). On the loop, each would stall it (and ``abort``) while it
+        loads, or wait there for the RPC warm-up thread that is importing it. Cheap once loaded."""
+        await loaded("atomic_host.agent.loop", "atomic_host.agent.tool_exec", "atomic_host.engine.compaction")
+        models = self.rt.models
+        if (module := models.stream_module(model["api"])) is not None:
+            with contextlib.suppress(ImportError):  # stream_fn reports a broken module when the run asks
+                await loaded(module)
+        if models.needs_http(model["api"]) and not self.rt.has_http_client():
+            await asyncio.to_thread(self.rt.http_client)
 
     def expand_command(self, text: str) -> str:
         """Expand ``/template args`` and ``/skill:name args``; anything else is returned as is."""

@@ -474,6 +474,14 @@ class ModelRegistry:
         self._stream_fns[api] = fn
         return fn
 
+    def stream_module(self, api: str) -> str | None:
+        """The module :meth:`stream_fn` imports for ``api`` (a ``"module:function"`` declaration)
+        while it is not loaded yet; None when there is nothing to import."""
+        impl = self._apis.get(api)
+        if api in self._stream_fns or impl is None or callable(impl.stream):
+            return None
+        return str(impl.stream).partition(":")[0] or None
+
     def request_headers(self, model: dict[str, Any]) -> dict[str, str]:
         """Provider + models.json provider + model headers, values resolved (``$VAR``, ``!cmd``)."""
         entry = self._providers.get(model.get("provider", ""))
