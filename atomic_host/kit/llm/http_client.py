@@ -106,8 +106,13 @@ def _note_missing_sniffio() -> None:
 
 def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None) -> Any:
     """An ``httpx.AsyncClient`` honouring the proxy variables, ``proxy`` (the setting) and the CA
-    variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline)."""
+    variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline).
+
+    Its ``direct`` attribute is the :class:`~atomic_host.kit.llm.http1.DirectPool` that
+    :func:`~atomic_host.kit.llm.http.sse_events` sends unproxied provider requests through."""
     import httpx
+
+    from atomic_host.kit.llm.http1 import DirectPool
 
     _note_missing_sniffio()
     transports: dict[str, Any] = {}  # one transport (and TLS context) per proxy URL
@@ -130,8 +135,11 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
         mounts[pattern] = None if url is None else transport_for(url)
     # An explicit transport turns off httpx's own reading of the proxy variables: the routes above
     # are the whole story. trust_env on the transport keeps SSL_CERT_FILE / SSL_CERT_DIR.
-    return httpx.AsyncClient(
+    client = httpx.AsyncClient(
         timeout=httpx.Timeout(timeout_s),
         transport=httpx.AsyncHTTPTransport(trust_env=True),
         mounts=mounts,
     )
+    # Provider streams to servers no proxy route covers skip httpx's transport (kit/llm/http1.py).
+    client.direct = DirectPool(client)
+    return client
