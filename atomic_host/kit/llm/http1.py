@@ -6,13 +6,14 @@ reading at ``[DONE]`` left its terminating chunk unread, so httpcore could not r
 
 :class:`DirectPool` sends a request that ``httpx.AsyncClient.build_request`` built (the same
 header order, defaults and JSON bytes as before), serialised and validated by h11, on a
-keep-alive connection of its own (``asyncio.open_connection``; TLS with the CA context httpx
-builds, so ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` still apply). h11 reads the response head (its
-checks, limits and error texts), and :class:`DirectBody` reads the body as h11's readers do —
-chunked, ``Content-Length`` or to the end of the connection, with their error texts — without
-an event object per read. The response is an ``httpx.Response`` over that body, so error bodies,
-``Content-Encoding`` (httpx's decoders) and charsets behave as before; failures are the httpx
-exceptions httpcore would raise, with the same texts.
+keep-alive connection of its own (asyncio; TLS with the client's context, so ``SSL_CERT_FILE`` /
+``SSL_CERT_DIR`` still apply, ALPN offering HTTP/1.1 only, as httpcore does without http2). h11
+reads the response head (its checks, limits and error texts), and :class:`DirectBody` reads the
+body as h11's readers do — chunked, ``Content-Length`` or to the end of the connection, with
+their error texts — without an event object per read. The response is an ``httpx.Response`` over
+that body, so error bodies, ``Content-Encoding`` (httpx's decoders) and charsets behave as
+before; failures are the httpx exceptions httpcore would raise, with the same texts.
+``tests/providers/test_prov_http1.py`` holds it to httpx on hostile server bytes.
 
 Requests whose URL a proxy route covers (see ``http_client``), and clients not built by
 ``new_http_client``, stay on httpx. Redirects are not followed (httpx's default, as before).
@@ -101,7 +102,7 @@ class _Conn(asyncio.Protocol):
 
     # -- use ------------------------------------------------------------------------------------
     async def read(self) -> bytes:
-        """The bytes received since the last read (waiting for some); b"" at EOF. A reset
+        """Up to :data:`READ_SIZE` bytes received (waiting for some); b"" at EOF. A reset
         connection raises its ``OSError``."""
         while not self.buffer and not self.eof:
             self._waiter = asyncio.get_running_loop().create_future()
@@ -110,9 +111,11 @@ class _Conn(asyncio.Protocol):
             finally:
                 self._waiter = None
         if self.buffer:
-            data = bytes(self.buffer)
-            self.buffer.clear()
-            if self._paused and self.transport is not None:
+            # At most READ_SIZE, as httpcore reads: h11's size limits are checked between reads,
+            # so the same reads give the same verdicts.
+            data = bytes(self.buffer[:READ_SIZE])
+            del self.buffer[:READ_SIZE]
+            if self._paused and len(self.buffer) <= MAX_BUFFER and self.transport is not None:
                 self._paused = False
                 self.transport.resume_reading()
             return data
@@ -151,11 +154,12 @@ class _Conn(asyncio.Protocol):
 class DirectPool:
     """Keep-alive connections per origin for the direct (unproxied) requests of one httpx client."""
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, tls: ssl.SSLContext) -> None:
         self.client = client
+        self.tls = tls
+        """The client's TLS context (httpcore sets its ALPN to HTTP/1.1 too)."""
         self._idle: dict[tuple[bytes, bytes, int], list[_Conn]] = {}
         self._direct: dict[tuple[bytes, bytes, int | None], bool] = {}
-        self._ssl: ssl.SSLContext | None = None
 
     def handles(self, url: httpx.URL) -> bool:
         """True when ``url`` goes straight to its server (no proxy route covers it) over http(s)."""
@@ -169,15 +173,6 @@ class DirectPool:
             )
         return known
 
-    def _ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            # What httpx.AsyncHTTPTransport(trust_env=True) uses: certifi, or SSL_CERT_FILE /
-            # SSL_CERT_DIR; ALPN offers HTTP/1.1 only, as httpcore does without http2.
-            context = httpx.create_ssl_context(trust_env=True)
-            context.set_alpn_protocols(["http/1.1"])
-            self._ssl = context
-        return self._ssl
-
     async def _connect(self, url: httpx.URL, timeout_s: float | None) -> _Conn:
         origin = _origin(url)
         idle = self._idle.get(origin)
@@ -187,7 +182,7 @@ class DirectPool:
             if conn.reusable(now):
                 return conn
             conn.close()
-        tls = self._ssl_context() if url.scheme == "https" else None
+        tls = self.tls if url.scheme == "https" else None
         try:
             async with asyncio.timeout(timeout_s):
                 return await _open(url.host, origin[2], tls)
@@ -270,9 +265,13 @@ async def _open(host: str, port: int, tls: ssl.SSLContext | None) -> _Conn:
     refused or unreachable addresses are "All connection attempts failed", TLS keeps its own."""
     loop = asyncio.get_running_loop()
     try:
-        addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise httpx.ConnectError(str(exc)) from exc
+        # An IP address needs no resolver: no trip through the executor's thread for it.
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except socket.gaierror:
+        try:
+            addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise httpx.ConnectError(str(exc)) from exc
     for family, type_, proto, _name, address in addresses:
         sock = socket.socket(family, type_, proto)
         try:
