@@ -341,7 +341,7 @@ class DirectBody(httpx.AsyncByteStream):
         self.rest = b""
         """Bytes after the body's end (a connection with any is not reused)."""
         self._keep_alive = head.http_version == b"1.1" and b"close" not in _comma_values(head.headers, b"connection")
-        self._buf = bytearray(buffered)
+        self._buf = buffered
         self._left = 0
         """Chunked: data bytes of the current chunk still to come; sized: of the body."""
         self._footer = b""
@@ -377,6 +377,8 @@ class DirectBody(httpx.AsyncByteStream):
                 if not self._sized:
                     self.ended = True
                     return
+                if self._buf:  # h11: EOF with unparsed bytes, before its reader's own verdict
+                    raise httpx.RemoteProtocolError("peer unexpectedly closed connection")
                 raise httpx.RemoteProtocolError(
                     "peer closed connection without sending complete message body "
                     + (
@@ -394,75 +396,80 @@ class DirectBody(httpx.AsyncByteStream):
         if not self.ended and self._keep_alive:
             self._buf += self.conn.take_buffered()
             self._parse()
-        return self.ended and self._keep_alive and not self.rest and not self._buf
+        return self.ended and self._keep_alive and not self.rest
 
     def _parse(self) -> tuple[bytes, str | None]:
-        """The data in the buffer and the framing error that ends it (or None)."""
+        """The data in the buffer and the framing error that ends it (or None). Positions move
+        over the buffer; only the unparsed tail (part of a chunk header, footer or trailer) is
+        kept for the next read."""
         buf = self._buf
         if not self._chunked:
             if not self._sized:
-                data = bytes(buf)
-                buf.clear()
-                return data, None
-            data = bytes(buf[: self._left])
-            del buf[: self._left]
+                self._buf = b""
+                return buf, None
+            data = buf[: self._left]
             self._left -= len(data)
             if not self._left:
                 self.ended = True
-                self.rest, self._buf = bytes(buf), bytearray()
+                self.rest = buf[len(data) :]
+            self._buf = b""
             return data, None
         out: list[bytes] = []
         error: str | None = None
-        while buf:
-            if self._left:
-                take = bytes(buf[: self._left])
-                del buf[: self._left]
-                self._left -= len(take)
+        pos, size = 0, len(buf)
+        left, footer = self._left, self._footer
+        while pos < size:
+            if left:
+                take = buf[pos : pos + left]
+                pos += len(take)
+                left -= len(take)
                 out.append(take)
-                if not self._left:
-                    self._footer = b"\r\n"
-            elif self._footer:
-                footer = self._footer
-                got = buf[: len(footer)]
+                if not left:
+                    footer = b"\r\n"
+            elif footer:
+                got = buf[pos : pos + len(footer)]
                 if got != footer[: len(got)]:
-                    error = f"malformed chunk footer: {got!r} (expected {footer!r})"
+                    error = f"malformed chunk footer: {bytearray(got)!r} (expected {footer!r})"
                     break
-                del buf[: len(got)]
-                self._footer = footer[len(got) :]
+                pos += len(got)
+                footer = footer[len(got) :]
             elif self._trailer:
-                end = _trailer_end(buf)
+                end = _trailer_end(buf, pos)
                 if end < 0:
                     break
-                error = _trailer_error(bytes(buf[:end]))
+                error = _trailer_error(buf[pos:end])
                 if error is None:
                     self.ended = True
-                    self.rest, self._buf = bytes(buf[end:]), bytearray()
+                    self.rest = buf[end:]
+                    pos = size
                 break
             else:
-                end = buf.find(b"\r\n")
-                if end < 0:
+                line_end = buf.find(b"\r\n", pos) + 2
+                if line_end < 2:
                     break
-                line = buf[: end + 2]
-                match = _CHUNK_HEADER.fullmatch(line)
+                match = _CHUNK_HEADER.fullmatch(buf, pos, line_end)
                 if match is None:
-                    error = f"illegal chunk header: {line!r}"
+                    error = f"illegal chunk header: {bytearray(buf[pos:line_end])!r}"
                     break
-                del buf[: end + 2]
-                self._left = int(match[1], 16)
-                self._trailer = not self._left
+                pos = line_end
+                left = int(match[1], 16)
+                self._trailer = not left
+        self._left, self._footer = left, footer
+        self._buf = buf[pos:] if pos < size else b""
         return (out[0] if len(out) == 1 else b"".join(out)), error
 
     async def aclose(self) -> None:
         pass  # the pool's context closes or keeps the connection
 
 
-def _trailer_end(buf: bytearray) -> int:
-    """End of the trailer block in ``buf`` (after its blank line), or -1: h11's ``maybe_extract_lines``."""
-    if buf[:1] == b"\n":
-        return 1
-    if buf[:2] == b"\r\n":
-        return 2
-    match = _BLANK_LINE.search(buf)
+def _trailer_end(buf: bytes, pos: int) -> int:
+    """End of the trailer block starting at ``pos`` (after its blank line), or -1: h11's
+    ``maybe_extract_lines``."""
+    if buf[pos : pos + 1] == b"\n":
+        return pos + 1
+    if buf[pos : pos + 2] == b"\r\n":
+        return pos + 2
+    match = _BLANK_LINE.search(buf, pos)
     return -1 if match is None else match.end()
 
 
