@@ -40,9 +40,9 @@ MAX_INCOMPLETE = 100 * 1024
 KEEPALIVE_S = 5.0
 """An idle connection older than this is closed, not reused (httpx's default ``keepalive_expiry``)."""
 MAX_IDLE = 10
+"""Idle connections kept per origin."""
 MAX_BUFFER = 1 << 20
 """Received bytes held before reading from the socket pauses."""
-"""Idle connections kept per origin."""
 _CHUNK_HEADER = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*\r\n")
 """h11's ``chunk_header`` (``;.*`` stops at a bare LF, as there)."""
 _BLANK_LINE = re.compile(rb"\n\r?\n")
@@ -239,7 +239,6 @@ class DirectPool:
                 request=request,
                 extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
             )
-            response.default_encoding = self.client._default_encoding
             yield response
         finally:
             if body is not None and body.finish_buffered():
