@@ -219,7 +219,6 @@ async def test_responses_read_the_same_as_through_httpx(raw_server: RawServer, d
         raw_server.scripts.append((pieces, True))
         async with client:
             outcomes.append(await _outcome(client, raw_server.base_url + "/v1/chat"))
-        await client.direct.aclose() if hasattr(client, "direct") else None
     assert outcomes[1] == outcomes[0]
 
 
@@ -293,7 +292,7 @@ async def test_connections_are_reused_also_when_the_reader_stopped_at_done(raw_s
     assert await _texts(raw_server.base_url + "/v1", options) == ["x"]
     assert await _texts(raw_server.base_url + "/v1", options) == ["y"]
     assert raw_server.connections == 2
-    await client.direct.aclose()
+    await client.aclose()
 
 
 async def test_a_connection_the_server_closed_while_idle_is_replaced(raw_server: RawServer) -> None:
@@ -305,7 +304,7 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced(raw_server:
     await asyncio.sleep(0.1)  # the server's FIN arrives
     assert await _texts(raw_server.base_url + "/v1", options) == ["b"]
     assert raw_server.connections == 2
-    await client.direct.aclose()
+    await client.aclose()
 
 
 async def test_connection_refused_reads_as_through_httpx() -> None:

@@ -281,7 +281,6 @@ async def sse_events(
             abort_waiter.cancel()
         await inner.aclose()
         if own_client:
-            await client.direct.aclose()
             await client.aclose()
 
 

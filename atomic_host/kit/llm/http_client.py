@@ -138,11 +138,18 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
         mounts[pattern] = None if url is None else transport_for(url)
     # An explicit transport turns off httpx's own reading of the proxy variables: the routes above
     # are the whole story.
-    client = httpx.AsyncClient(
+    class ProviderClient(httpx.AsyncClient):
+        """httpx's client plus ``direct``: provider streams to servers no proxy route covers skip
+        httpx's transport (kit/llm/http1.py). Closing it closes both."""
+
+        async def aclose(self) -> None:
+            await self.direct.aclose()
+            await super().aclose()
+
+    client = ProviderClient(
         timeout=httpx.Timeout(timeout_s),
         transport=httpx.AsyncHTTPTransport(verify=tls),
         mounts=mounts,
     )
-    # Provider streams to servers no proxy route covers skip httpx's transport (kit/llm/http1.py).
     client.direct = DirectPool(client, tls)
     return client
