@@ -11,6 +11,7 @@ import gc
 import json
 import os
 import stat
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,12 @@ def read_bytes_nofollow(path: Path) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise InvalidSessionFile(f"Not a regular file: {path}")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        # one read of the size fstat gives (+1 to see EOF): one buffer, not chunks joined into a
+        # second one (a long session is megabytes; every buffer is a copy and fresh pages)
+        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 20))
+        return chunks[0] if len(chunks) == 2 else b"".join(chunks)
     finally:
         os.close(fd)
 
@@ -110,7 +113,9 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
             if gc_enabled:
                 gc.enable()
         if isinstance(items, list) and len(items) == count + 1 and items[-1] is None:
-            return [obj for obj in items if isinstance(obj, dict)]
+            items.pop()
+            # objects only (every line a session writes): the list itself, checked by one C loop
+            return items if set(map(type, items)) <= {dict} else [obj for obj in items if isinstance(obj, dict)]
     records = []
     for line in data.split(b"\n"):
         if line.strip():
@@ -151,12 +156,20 @@ def load_jsonl(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
     if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
         raise InvalidSessionFile(f"Not a session file: {path}")
     migrated = migrate(records)
-    entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
-    return records[0], entries, migrated
+    return records[0], keyed_entries(records), migrated
+
+
+def keyed_entries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of a session's records: every record after the header that has a string id."""
+    entries = records[1:]
+    if set(map(type, map(dict.get, entries, repeat("id")))) <= {str}:  # every one (C loops, no filter)
+        return entries
+    return [r for r in entries if isinstance(r.get("id"), str)]
 
 
 __all__ = [
     "encode_line",
+    "keyed_entries",
     "load_jsonl",
     "loads_array",
     "migrate",
