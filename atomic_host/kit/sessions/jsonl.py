@@ -8,6 +8,7 @@ skipped, never fatal) and migrate v1/v2 records to v3.
 from __future__ import annotations
 
 import gc
+import io
 import json
 import os
 import stat
@@ -94,32 +95,34 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
     item per line; anything else (a torn last line, blank lines, junk) takes the exact per-line
     path.
     """
-    newline_ended = data.endswith(b"\n")
-    last = data[-2:-1] if newline_ended else data[-1:]
+    # split after each b"\n" (BytesIO finds them with memchr and shares ``data``): the line
+    # count comes with it, where ``data.count`` compares byte by byte (14 M instructions at 2.8 MB)
+    lines = io.BytesIO(data).readlines()
+    tail = lines[-1] if lines else b""
+    last = tail[-2:-1] if tail.endswith(b"\n") else tail[-1:]
     if data[:1] == b"{" and last == b"}":
         # One item per line or bust: a blank or torn line breaks the array, and a line holding
-        # two comma-separated values changes the count; both fall back to the per-line path.
-        # A closing ``null`` item stands in for the last newline's comma, so the file is copied
-        # twice (join, replace), not four times (a 28 MB file at 20,000 turns).
-        count = data.count(b"\n") + (0 if newline_ended else 1)
+        # two comma-separated values makes one item too many; both fall back to the per-line
+        # path. The lines keep their newlines (whitespace to JSON) and a comma follows each: the
+        # file is copied once, by the join; a closing ``null`` item takes the last comma.
         gc_enabled = gc.isenabled()
         gc.disable()
         try:
-            items = loads_array(b"".join((b"[", data, b"null]" if newline_ended else b",null]")).replace(b"\n", b","))
+            items = loads_array(b",".join([b"[" + lines[0], *lines[1:], b"null]"]))
             promote_to_old_generation()
         except (ValueError, RecursionError):
             items = None
         finally:
             if gc_enabled:
                 gc.enable()
-        if isinstance(items, list) and len(items) == count + 1 and items[-1] is None:
+        if isinstance(items, list) and len(items) == len(lines) + 1 and items[-1] is None:
             items.pop()
             # objects only (every line a session writes): the list itself, checked by one C loop
             return items if set(map(type, items)) <= {dict} else [obj for obj in items if isinstance(obj, dict)]
     records = []
-    for line in data.split(b"\n"):
+    for line in lines:
         if line.strip():
-            obj = parse_line(line)
+            obj = parse_line(line[:-1] if line.endswith(b"\n") else line)  # the line as split on b"\n"
             if isinstance(obj, dict):
                 records.append(obj)
     return records
