@@ -49,7 +49,8 @@ async def main() -> None:
     results = [await point(turns, args.repeat) for turns in args.turns]
     print(f"switch_session, CPU ms in process, medians of {args.repeat}")
     for turns, ms in zip(args.turns, results, strict=True):
-        print(f"{turns:>7,} turns ({2 * turns + 2:,} entries): {ms:8.2f} ms  {ms * 1000 / (2 * turns + 2):6.2f} µs/entry")
+        entries = 2 * turns + 2
+        print(f"{turns:>7,} turns ({entries:,} entries): {ms:8.2f} ms  {ms * 1000 / entries:6.2f} µs/entry")
     steps = [f"{b / a:.1f}×" for a, b in itertools.pairwise(results)]
     print("steps: " + ", ".join(steps))
 
