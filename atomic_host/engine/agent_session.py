@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError as CommandFailed
@@ -788,21 +789,26 @@ def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | No
     """(provider, modelId) of the last model_change/assistant message and the last thinking
     level on the branch, scanning back from the leaf (same result as build_session_context)."""
     model: tuple[Any, Any] | None = None
-    level: str | None = None
-    for entry in reversed(branch):
+    for entry in reversed(branch):  # an assistant message is near the leaf: a few steps
         kind = entry.get("type")
-        if model is None:
-            if kind == "model_change":
-                model = (entry.get("provider"), entry.get("modelId"))
-            elif kind == "message":
-                message = entry.get("message")
-                if isinstance(message, dict) and message.get("role") == "assistant":
-                    model = (message.get("provider"), message.get("model"))
-        if level is None and kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
-            level = entry["thinkingLevel"]
-        if model is not None and level is not None:
+        if kind == "model_change":
+            model = (entry.get("provider"), entry.get("modelId"))
             break
-    return model, level
+        message = entry.get("message")
+        if kind == "message" and isinstance(message, dict) and message.get("role") == "assistant":
+            model = (message.get("provider"), message.get("model"))
+            break
+    # the level is set once, near the root: found by C loops (``map``, ``list.index``) over the
+    # types from the leaf back, not a Python step per entry of a long branch
+    kinds = list(map(dict.get, reversed(branch), repeat("type")))
+    found = -1
+    with contextlib.suppress(ValueError):
+        while True:
+            found = kinds.index("thinking_level_change", found + 1)
+            level = branch[-1 - found].get("thinkingLevel")
+            if isinstance(level, str):
+                return model, level
+    return model, None
 
 
 def open_session_ref(store: Any, ref: str) -> Session:
