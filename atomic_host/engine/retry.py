@@ -10,6 +10,7 @@ It reaches the session only through :class:`~atomic_host.engine.ports.RetryPorts
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.model_choice import fallback_target
@@ -30,7 +31,10 @@ class RetryAndFallback:
     """The auto-retry attempt and the fallback walk of one session's current prompt."""
 
     def __init__(self, agent: RetryPorts) -> None:
-        self.agent = agent
+        # A weak proxy: the session holds this object, and a strong reference back would make the
+        # pair a cycle that keeps a switched-away session (its whole parsed file) until a full
+        # collection: 60 -> 98 MiB after 8 switches of a 2,000-turn session.
+        self.agent: RetryPorts = weakref.proxy(agent)
         self.attempt = 0
         """Auto-retry attempts spent on the current failure (0: none running)."""
         self.wait: asyncio.Task[None] | None = None
