@@ -79,7 +79,10 @@ def _forms(value: str) -> tuple[set[str], set[str]]:
 
     ascii_json = json.dumps(value)[1:-1]
     utf8_json = json.dumps(value, ensure_ascii=False)[1:-1]
-    json_forms = {ascii_json, utf8_json}
+    # the protocol writer's (core.jsonfast with orjson): UTF-8, but the line breaks a client
+    # could split on escaped (without this form a value with both "é" and U+2028 went out unmasked)
+    line_json = utf8_json.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    json_forms = {ascii_json, utf8_json, line_json}
     text_forms = {value, *json_forms, html.escape(value), html.escape(utf8_json)}
     return text_forms, json_forms
 
