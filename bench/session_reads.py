@@ -1,7 +1,7 @@
 """The big read responses of bench/table.py's 2,000-turn session, host against host, interleaved.
 
     python bench/session_reads.py [--host NAME=PYTHON ...] [--runs 15] [--turns 2000] [--api-key KEY]
-                                  [--commands get_entries get_tree get_messages]
+                                  [--commands get_entries get_tree get_messages] [--sqlite-sessions N]
 
 Each ``--host`` is a Python whose ``-m atomic_host`` is started (default: this one), e.g. the venv
 of a main checkout against the venv of a branch, so before and after run side by side on the same
@@ -12,6 +12,9 @@ host: the median client-measured time to the complete response line, the median 
 process spent on it (``/proc/<pid>/task/*/schedstat``: every thread, nanoseconds, so it holds on
 a loaded machine), and at the end each host's VmHWM. ``--api-key`` puts a key into models.json
 (8+ characters: the host registers it as a credential), so every response goes through masking.
+
+``--sqlite-sessions N``: instead, ``list_sessions`` over N small sessions in the SQLite store
+(bench/sessions_rpc.py's listing: one 2-turn session put N times), each host on its own copy.
 """
 
 from __future__ import annotations
@@ -42,16 +45,38 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
-async def start(name: str, python: str, root: Path, turns: int, api_key: str | None) -> tuple[Any, int]:
+def sqlite_sessions(root: Path, cwd: Path, count: int) -> list[str]:
+    """``count`` copies of a 2-turn session in the SQLite store of ``root``'s agent dir: the
+    ``--session`` args of the first."""
+    from sessions_store import fill
+
+    from atomic_host.kit.sessions.store import MemoryStore, new_header
+    from builtin_plugins.stores import open_builtin_store as open_store
+
+    template = fill(MemoryStore(), 2)
+    store = open_store("sqlite", root / "agent", None, str(cwd), fsync="never")
+    first = None
+    for _ in range(count):
+        session = store.put(new_header(str(cwd)), template.entries)
+        first = first or session.id
+        session.close()
+    store.close()
+    return ["--session-store", "sqlite", "--session", str(first)]
+
+
+async def start(name: str, python: str, root: Path, ns: argparse.Namespace) -> tuple[Any, int]:
     agent = table.Agent(name, [python, "-m", "atomic_host", "--mode", "rpc"], "ATOMIC_CODING_AGENT_DIR")
     env, cwd = agent.sandbox(root, "http://127.0.0.1:9")
-    if api_key is not None:
+    if ns.api_key is not None:
         models = json.loads((root / "agent" / "models.json").read_text())
-        models["providers"]["local"]["apiKey"] = api_key
+        models["providers"]["local"]["apiKey"] = ns.api_key
         (root / "agent" / "models.json").write_text(json.dumps(models))
-    args, ((_short, long), _size) = table.session_files(turns)(agent, root, cwd)
+    if ns.sqlite_sessions:
+        args, long = sqlite_sessions(root, cwd, ns.sqlite_sessions), None
+    else:
+        args, ((_short, long), _size) = table.session_files(ns.turns)(agent, root, cwd)
     client = await table.open_client(agent, ["--model", "/".join(table.MODEL), *args], env, cwd, root / "err.log")
-    await client.ok({"type": "switch_session", **long})
+    await client.ok({"type": "get_state"} if long is None else {"type": "switch_session", **long})
     await asyncio.sleep(1.0)  # the host's warm-up thread (orjson, pydantic) is done
     assert client.proc is not None
     return client, client.proc.pid
@@ -64,10 +89,13 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--api-key", default=None)
     parser.add_argument("--commands", nargs="+", default=["get_entries", "get_tree", "get_messages"])
+    parser.add_argument("--sqlite-sessions", type=int, default=0)
     ns = parser.parse_args()
+    if ns.sqlite_sessions:
+        ns.commands = ["list_sessions"]
     hosts = [tuple(h.split("=", 1)) for h in ns.host] or [("this", sys.executable)]
     with tempfile.TemporaryDirectory(prefix="atomic-reads-") as tmp:
-        clients = [await start(name, py, Path(tmp) / name, ns.turns, ns.api_key) for name, py in hosts]
+        clients = [await start(name, py, Path(tmp) / name, ns) for name, py in hosts]
         wall: dict[tuple[str, str], list[float]] = {}
         cpu: dict[tuple[str, str], list[float]] = {}
         sizes: dict[tuple[str, str], int] = {}
