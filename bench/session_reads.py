@@ -15,6 +15,10 @@ a loaded machine), and at the end each host's VmHWM. ``--api-key`` puts a key in
 
 ``--sqlite-sessions N``: instead, ``list_sessions`` over N small sessions in the SQLite store
 (bench/sessions_rpc.py's listing: one 2-turn session put N times), each host on its own copy.
+
+``--floor``: one more "host", a process that answers each command at once with a line as long as
+the first host's last answer to it, written with one ``writev`` into a 1 MiB pipe: what moving
+those bytes to the client costs on this machine, with no work at all.
 """
 
 from __future__ import annotations
@@ -43,6 +47,22 @@ def cpu_ns(pid: int) -> int:
         except (FileNotFoundError, ProcessLookupError):
             pass  # a thread that ended meanwhile
     return total
+
+
+def serve_floor() -> None:
+    """The ``--floor`` process: each command line gets a response line of its ``size`` at once."""
+    import fcntl
+    import os
+
+    try:
+        fcntl.fcntl(1, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)  # as the host widens its stdout
+    except OSError:
+        pass
+    for line in sys.stdin.buffer:
+        command = json.loads(line)
+        head = json.dumps({"id": command["id"], "type": "response", "command": command["type"], "success": True})
+        head = head[:-1].encode() + b',"data":"'
+        os.writev(1, [head, b"x" * max(0, command["size"] - len(head) - 2), b'"}\n'])
 
 
 def sqlite_sessions(root: Path, cwd: Path, count: int) -> list[str]:
@@ -90,12 +110,22 @@ async def main() -> None:
     parser.add_argument("--api-key", default=None)
     parser.add_argument("--commands", nargs="+", default=["get_entries", "get_tree", "get_messages"])
     parser.add_argument("--sqlite-sessions", type=int, default=0)
+    parser.add_argument("--floor", action="store_true", help="add the do-nothing writer (see the docstring)")
+    parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
     ns = parser.parse_args()
+    if ns.serve_floor:
+        serve_floor()
+        return
     if ns.sqlite_sessions:
         ns.commands = ["list_sessions"]
     hosts = [tuple(h.split("=", 1)) for h in ns.host] or [("this", sys.executable)]
     with tempfile.TemporaryDirectory(prefix="atomic-reads-") as tmp:
         clients = [await start(name, py, Path(tmp) / name, ns) for name, py in hosts]
+        if ns.floor:
+            floor = table.TimedClient([], command=[sys.executable, __file__, "--serve-floor"], cwd=tmp, env=None)
+            await floor.start()
+            assert floor.proc is not None
+            hosts, clients = [*hosts, ("floor", "")], [*clients, (floor, floor.proc.pid)]
         wall: dict[tuple[str, str], list[float]] = {}
         cpu: dict[tuple[str, str], list[float]] = {}
         sizes: dict[tuple[str, str], int] = {}
@@ -106,7 +136,10 @@ async def main() -> None:
                     for (name, _), (client, pid) in zip(hosts if i % 2 else hosts[::-1], order, strict=True):
                         await asyncio.sleep(0.03)
                         before = cpu_ns(pid)
-                        elapsed, _ = await client.ok({"type": command})
+                        sent = {"type": command}
+                        if name == "floor":
+                            sent["size"] = sizes.get((command, hosts[0][0]), 1000)
+                        elapsed, _ = await client.ok(sent)
                         used = (cpu_ns(pid) - before) / 1e6
                         sizes[(command, name)] = max(map(len, client.lines), default=0)
                         client.lines.clear()

@@ -253,3 +253,85 @@ def test_a_raw_value_is_masked_once_per_secret_set(fresh_secrets: None) -> None:
     assert first == b'["[REDACTED:A]","token-bbbbbbbb"]' and _masked_raw(raw) is first
     secrets.register("token-bbbbbbbb", "B")
     assert _masked_raw(raw) == b'["[REDACTED:A]","[REDACTED:B]"]'
+
+
+# -- through the real host ----------------------------------------------------------------------------
+
+ENV_KEY = "sk-env-key-0123456789abcdef"
+SAVED_KEY = "sk-ant-saved-later-0123456789"
+
+
+def _raw_line(client: Any, req_id: str) -> bytes:
+    head = '{"id":' + json.dumps(req_id) + ","
+    return next(line for line in reversed(list(client.lines[0 : len(client.lines)])) if line.startswith(head)).encode()
+
+
+def _references(record: dict[str, Any], labels: dict[str, str]) -> set[bytes]:
+    """The line of ``record`` under each JSON engine (a host answers with one or the other)."""
+    saved_set, saved_fast = secrets._default, jsonfast._fast
+    try:
+        secrets._default = SecretSet()
+        for value, label in labels.items():
+            secrets.register(value, label)
+        lines = set()
+        for fast in (False, True):
+            jsonfast._fast = None
+            if fast:
+                jsonfast.load_fast_encoder()
+            lines.add(reference(record).rstrip(b"\n"))
+        return lines
+    finally:
+        secrets._default, jsonfast._fast = saved_set, saved_fast
+
+
+async def test_the_hosts_cached_reads_equal_the_whole_line_masked(tmp_path: Any) -> None:
+    """A session holds two keys the host learns late: one from the environment at start, one saved
+    mid-session (``save_provider_credential``). ``get_entries`` and ``get_tree``, read again from
+    the caches, after the new key and after a label, are the whole line encoded and masked, and
+    neither key is ever written."""
+    from atomic_host.testing import start_host
+    from builtin_plugins.stores import open_builtin_store as open_store
+
+    work = (tmp_path / "work").resolve()
+    work.mkdir()
+    store = open_store("jsonl", tmp_path / "agent", None, str(work), fsync="never")
+    session = store.new_session(str(work))
+    for i in range(50):  # a tree shallower than orjson's nesting limit: one text per engine
+        text = f"turn {i} ünï ✓ \u2028 " + (ENV_KEY if i % 7 == 0 else SAVED_KEY if i % 11 == 0 else "plain")
+        session.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": i})
+        session.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok " + text}],
+                                "stopReason": "stop", "timestamp": i})  # fmt: skip
+    session_id, target = session.id, session.entries[3]["id"]
+    session.close()
+    store.close()
+    known = {ENV_KEY: "MY_API_KEY"}
+
+    def expected(command: str, data_key: str, leaf: Any) -> set[bytes]:
+        reread = open_store("jsonl", tmp_path / "agent", None, str(work))
+        try:
+            stored = reread.open(session_id)
+            value = stored.entries if data_key == "entries" else stored.tree()
+            return _references(response(command, command, {data_key: value, "leafId": leaf}), known)
+        finally:
+            reread.close()
+
+    async with start_host("--session", session_id, base=tmp_path, cwd=work, env={"MY_API_KEY": ENV_KEY}) as host:
+        c = host.client
+        await c.call("get_state")
+        seen = []
+        for step in ("first", "again", "saved key", "again", "label", "again"):
+            if step == "saved key":
+                await c.call("save_provider_credential", provider="anthropic",
+                             credential={"type": "api_key", "key": SAVED_KEY})  # fmt: skip
+                known[SAVED_KEY] = "auth.json:anthropic"
+            elif step == "label":
+                await c.call("set_label", entryId=target, label="checked ✓")
+            for command, data_key in (("get_entries", "entries"), ("get_tree", "tree")):
+                leaf = (await c.request({"type": command, "id": command}, timeout=60))["data"]["leafId"]
+                line = _raw_line(c, command)
+                assert line in expected(command, data_key, leaf), (step, command)
+                assert ENV_KEY.encode() not in line
+                assert (SAVED_KEY.encode() in line) is (SAVED_KEY not in known), step
+                seen.append(line)
+        assert b"[REDACTED:MY_API_KEY]" in seen[0] and b"[REDACTED:auth.json:anthropic]" in seen[-1]
+        assert b"checked \xe2\x9c\x93" in seen[-1] or b"checked \\u2713" in seen[-1]
