@@ -34,45 +34,82 @@ def fast_encoder_loaded() -> bool:
     return _fast is not None
 
 
-class RawJSON(str):
-    """Text that is already compact protocol JSON (e.g. ``session.tree.tree_json(session)``), spliced verbatim
-    by :func:`dumps_spliced` instead of being encoded again."""
+class RawJSON:
+    """Compact protocol JSON already encoded (UTF-8 bytes in :attr:`data`), such as a long session's
+    entry array or tree (``atomic_host.session.tree``): spliced verbatim by :func:`spliced_parts`
+    and written by the stdout writer as it is, never decoded, copied or encoded again."""
+
+    __slots__ = ("data", "masked")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.masked: tuple[object, bytes] | None = None
+        """The stdout writer's memo: (the secret set it masked ``data`` with, the result)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is RawJSON and other.data == self.data
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the bytes it holds
+
+    def __repr__(self) -> str:
+        return f"RawJSON({len(self.data)} bytes)"
 
 
 def dumps_spliced(obj: dict[str, Any]) -> str:
     """``dumps`` of a dict whose values may be :class:`RawJSON` (one level, e.g. a response's data)."""
     if not any(type(v) is RawJSON for v in obj.values()):
         return dumps(obj)
-    return "".join(spliced_parts(obj))
+    return b"".join(spliced_parts(obj)).decode()
 
 
-def spliced_parts(obj: dict[str, Any]) -> list[str]:
-    """The texts whose concatenation is :func:`dumps_spliced`: a raw value is one of them, never
-    copied into an intermediate string (they are megabytes for a long session's tree)."""
-    parts = []
+def spliced_parts(obj: dict[str, Any]) -> list[bytes]:
+    """The UTF-8 pieces whose concatenation is :func:`dumps_spliced`: a raw value's bytes are one
+    of them, never copied into an intermediate buffer (they are megabytes for a long session)."""
+    parts: list[bytes] = []
+    text = "{"
     for k, v in obj.items():
-        parts.append(("{" if not parts else ",") + dumps(str(k)) + ":")
-        parts.append(v if type(v) is RawJSON else dumps(v))
-    parts.append("}" if parts else "{}")
+        text += ("" if text == "{" else ",") + dumps(str(k)) + ":"
+        if type(v) is RawJSON:
+            parts += (text.encode(), v.data)
+            text = ""
+        else:
+            text += dumps(v)
+    parts.append((text + "}").encode())
     return parts
 
 
 def dumps(obj: Any) -> str:
     """One protocol record as compact JSON. ``ensure_ascii`` keeps U+2028/U+2029 escaped, so a
     naive client line splitter cannot break a record."""
+    out = _fast_bytes(obj)
+    return _standard(obj) if out is None else out.decode()
+
+
+def dumpb(obj: Any) -> bytes:
+    """:func:`dumps` as UTF-8 bytes (``dumps(obj).encode()``), without the text in between: what
+    is written to a pipe or kept as :class:`RawJSON`."""
+    out = _fast_bytes(obj)
+    return _standard(obj).encode() if out is None else out
+
+
+def _fast_bytes(obj: Any) -> bytes | None:
+    """orjson's encoding with the line breaks escaped; None before orjson is loaded or for what it refuses."""
     fast = _fast
-    if fast is not None:
-        try:
-            out = fast(obj, default=_default)
-        except TypeError:  # orjson.JSONEncodeError: too deep, a huge int, a non-str key, a surrogate
-            pass
-        else:
-            # ``isascii`` first (word-at-a-time, 0.15 ms on 2.4 MB): the two substring scans cost
-            # 4 ms there, and most responses are all ASCII (a regex alternation took 10 ms)
-            if not out.isascii() and (b"\xe2\x80" in out or b"\xc2\x85" in out):
-                out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
-                out = out.replace(b"\xc2\x85", b"\\u0085")
-            return out.decode()
+    if fast is None:
+        return None
+    try:
+        out = fast(obj, default=_default)
+    except TypeError:  # orjson.JSONEncodeError: too deep, a huge int, a non-str key, a surrogate
+        return None
+    # ``isascii`` first (word-at-a-time, 0.15 ms on 2.4 MB): the two substring scans cost
+    # 4 ms there, and most responses are all ASCII (a regex alternation took 10 ms)
+    if not out.isascii() and (b"\xe2\x80" in out or b"\xc2\x85" in out):
+        out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+        out = out.replace(b"\xc2\x85", b"\\u0085")
+    return out
+
+
+def _standard(obj: Any) -> str:
     try:
         return _encode(obj)
     except RecursionError:  # e.g. get_tree of a long linear session: thousands of levels deep

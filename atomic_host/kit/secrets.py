@@ -43,19 +43,33 @@ class _Compiled:
     """An immutable snapshot of the registered forms; replaced whole on every registration so
     readers on other threads (the stderr wrapper) never see a half-built one."""
 
-    __slots__ = ("by_first", "json", "text")
+    __slots__ = ("by_first", "json", "json_bytes", "json_bytes_used", "text")
 
     def __init__(self, text: tuple[tuple[str, str], ...], json_forms: tuple[tuple[str, str], ...]) -> None:
         self.text = text
         """``(form, marker)`` for plain text, longest form first (a value that extends another wins)."""
         self.json = json_forms
         """The JSON-escaped forms only: masking encoded JSON never touches its syntax."""
+        self.json_bytes = tuple((form.encode(), mark.encode()) for form, mark in json_forms if _utf8(form))
+        """:attr:`json` in UTF-8, for lines kept as bytes. UTF-8 is self-synchronising, so each
+        replacement matches exactly where it matches in the text; a form with a lone surrogate
+        has no UTF-8 and never occurs in an encoded line (both encoders escape surrogates)."""
+        self.json_bytes_used = frozenset(b for form, _mark in self.json_bytes for b in form)
+        """Every byte value of those forms: a seam between two bytes outside it cannot be inside a match."""
         groups: dict[str, list[str]] = {}
         for form, _mark in text:
             groups.setdefault(form[0], []).append(form)
         self.by_first = tuple((first, len(forms[0]), tuple(forms)) for first, forms in groups.items())
         """``(first character, longest length, forms)``: one ``find`` per distinct first character
         decides whether a stream tail can start a value at all (keys mostly share theirs, e.g. ``s``)."""
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _forms(value: str) -> tuple[set[str], set[str]]:
@@ -65,7 +79,10 @@ def _forms(value: str) -> tuple[set[str], set[str]]:
 
     ascii_json = json.dumps(value)[1:-1]
     utf8_json = json.dumps(value, ensure_ascii=False)[1:-1]
-    json_forms = {ascii_json, utf8_json}
+    # the protocol writer's (core.jsonfast with orjson): UTF-8, but the line breaks a client
+    # could split on escaped (without this form a value with both "é" and U+2028 went out unmasked)
+    line_json = utf8_json.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    json_forms = {ascii_json, utf8_json, line_json}
     text_forms = {value, *json_forms, html.escape(value), html.escape(utf8_json)}
     return text_forms, json_forms
 
@@ -134,6 +151,40 @@ class SecretSet:
         if compiled is None:
             return text
         return _replace(text, compiled.json)
+
+    def mask_json_bytes(self, data: bytes) -> bytes:
+        """:meth:`mask_json` of UTF-8 encoded JSON: ``mask_json(data.decode()).encode()``, and
+        ``data`` itself when clean."""
+        compiled = self._compiled
+        if compiled is None:
+            return data
+        for form, mark in compiled.json_bytes:
+            if form in data:
+                data = data.replace(form, mark)
+        return data
+
+    def splice_safe(self, pieces: list[bytes]) -> bool:
+        """True when masking each piece alone (:meth:`mask_json_bytes`) gives the bytes masking
+        their concatenation gives: no registered form contains a byte next to a seam. Such a byte
+        is never replaced, and a match across the seam would have to contain it (a JSON line's
+        seams sit between punctuation such as ``:[`` and ``],``, which no ordinary key holds)."""
+        compiled = self._compiled
+        if compiled is None:
+            return True
+        used = compiled.json_bytes_used
+        previous = None
+        for piece in pieces:
+            if not piece:
+                continue
+            if previous is not None and (previous[-1] in used or piece[0] in used):
+                return False
+            previous = piece
+        return True
+
+    def token(self) -> object | None:
+        """The current registrations as an opaque value, a new one after every registration (None
+        before the first): what a cache of masked text is kept for."""
+        return self._compiled
 
     def mask_obj(self, obj: Any) -> Any:
         """A JSON-like value (dicts, lists, tuples, strings; keys too) with secrets masked.
@@ -325,6 +376,21 @@ def mask(text: str) -> str:
 def mask_json(text: str) -> str:
     """Mask encoded JSON text with the host's set."""
     return _default.mask_json(text)
+
+
+def mask_json_bytes(data: bytes) -> bytes:
+    """Mask UTF-8 encoded JSON with the host's set (the same object when clean)."""
+    return _default.mask_json_bytes(data)
+
+
+def splice_safe(pieces: list[bytes]) -> bool:
+    """Whether the pieces of one line can be masked one by one (see :meth:`SecretSet.splice_safe`)."""
+    return _default.splice_safe(pieces)
+
+
+def token() -> object | None:
+    """The host's registrations as an opaque value (see :meth:`SecretSet.token`)."""
+    return _default.token()
 
 
 def mask_obj(obj: Any) -> Any:

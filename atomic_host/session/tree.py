@@ -11,21 +11,24 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from atomic_host.core.jsonfast import RawJSON, dumps, fast_encoder_loaded
+from atomic_host.core.jsonfast import RawJSON, dumpb, fast_encoder_loaded
 from atomic_host.kit.sessions.ids import ms_from_iso
 from atomic_host.kit.sessions.tree import Session, gc_paused
 
 
 class EncodedEntries:
-    """Every entry's protocol JSON (``dumps(entry)``) in append order, as one array text, as a
-    session view (``Session.view``): a long session's entries are encoded once, not on every
-    read, and ``get_entries`` answers with the same string object until something is appended.
-    It also keeps the last tree text it was used for, keyed by the entry count (entries never
-    change once appended, and labels are entries too, so the count says which tree it is)."""
+    """Every entry's protocol JSON (``dumpb(entry)``) in append order, as one array of UTF-8 bytes,
+    as a session view (``Session.view``): a long session's entries are encoded once, not on every
+    read, and ``get_entries`` answers with the same :class:`RawJSON` (whose bytes the stdout writer
+    writes as they are) until something is appended. It also keeps the last tree it was used for,
+    keyed by the entry count (entries never change once appended, and labels are entries too, so
+    the count says which tree it is)."""
 
     def __init__(self) -> None:
-        self._text = RawJSON("[]")
-        self._pending: list[str] = []
+        self._text = RawJSON(b"[]")
+        self._pending = bytearray()
+        """The entries added since the last :meth:`array`, comma-separated: each encoder result is
+        copied in and dropped at once (orjson's own buffers, kept one per entry, took 6 KB each)."""
         self._ends: list[int] = []
         """Where each entry's text ends in the array text (the comma or the closing bracket)."""
         self._size = 1
@@ -33,24 +36,29 @@ class EncodedEntries:
         self.tree: tuple[int, RawJSON] | None = None
 
     def add(self, entry: dict[str, Any]) -> None:
-        piece = dumps(entry)
-        start = self._size + 1 if self._ends else 1
-        self._pending.append(piece)
-        self._ends.append(start + len(piece))
-        self._size = start + len(piece)
+        piece = dumpb(entry)
+        with self._lock:
+            start = self._size + 1 if self._ends else 1
+            if self._pending:
+                self._pending += b","
+            self._pending += piece
+            self._ends.append(start + len(piece))
+            self._size = start + len(piece)
 
     def array(self) -> RawJSON:
         """``[e0,e1,…]``: the JSON array of the entries taken so far."""
         with self._lock:
             if self._pending:
-                head = self._text[:-1] + "," if len(self._text) > 2 else "["
-                self._text = RawJSON(head + ",".join(self._pending) + "]")
-                self._pending = []
+                old = self._text.data
+                # the old array is copied once, into the new one (a memoryview slice is no copy)
+                head = (memoryview(old)[:-1], b",") if len(old) > 2 else (b"[",)
+                self._text = RawJSON(b"".join((*head, self._pending, b"]")))
+                self._pending = bytearray()
             return self._text
 
-    def pieces(self, count: int) -> list[str]:
-        """The JSON texts of the first ``count`` entries."""
-        text, ends = self.array(), self._ends
+    def pieces(self, count: int) -> list[memoryview]:
+        """The JSON of the first ``count`` entries: views into the array, no copies."""
+        text, ends = memoryview(self.array().data), self._ends
         out, start = [], 1
         for i in range(count):
             end = ends[i]
@@ -113,7 +121,7 @@ def cached_tree(session: Session) -> RawJSON | None:
 
 
 def encode_tree_pieces(
-    entries: list[dict[str, Any]], pieces: list[str], labels: dict[str, tuple[str, str]]
+    entries: list[dict[str, Any]], pieces: list[memoryview], labels: dict[str, tuple[str, str]]
 ) -> RawJSON:
     """``dumps(build_tree(entries, labels))``, the same value, from each entry's encoded JSON
     (``pieces[i]`` is entry ``i``'s): nodes ``{entry, children, label?, labelTimestamp?}``, roots the
@@ -141,32 +149,32 @@ def encode_tree_pieces(
     for siblings in kids:
         if siblings is not None and len(siblings) > 1:
             siblings.sort(key=lambda j: ms_from_iso(entries[j].get("timestamp")) or 0.0)
-    parts = ["["]
-    stack: list[Any] = ["]"]
+    parts: list[bytes | memoryview] = [b"["]
+    stack: list[Any] = [b"]"]
     for j in range(len(roots) - 1, -1, -1):
         stack.append(roots[j])
         if j:
-            stack.append(",")
+            stack.append(b",")
     while stack:
         item = stack.pop()
-        if type(item) is str:
+        if type(item) is bytes:
             parts.append(item)
             continue
-        parts.append('{"entry":')
+        parts.append(b'{"entry":')
         parts.append(pieces[item])
-        parts.append(',"children":[')
+        parts.append(b',"children":[')
         label = labels.get(entries[item].get("id", ""))
         if label:
-            stack.append('],"label":' + dumps(label[0]) + ',"labelTimestamp":' + dumps(label[1]) + "}")
+            stack.append(b'],"label":' + dumpb(label[0]) + b',"labelTimestamp":' + dumpb(label[1]) + b"}")
         else:
-            stack.append("]}")
+            stack.append(b"]}")
         children = kids[item]
         if children is not None:
             for j in range(len(children) - 1, -1, -1):
                 stack.append(children[j])
                 if j:
-                    stack.append(",")
-    return RawJSON("".join(parts))
+                    stack.append(b",")
+    return RawJSON(b"".join(parts))
 
 
 __all__ = [

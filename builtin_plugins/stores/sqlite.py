@@ -226,6 +226,8 @@ class SqliteStore(BaseStore):
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(_SCHEMA)
         self.leases = _Leases(self)
+        self._listed: dict[str, tuple[Any, dict[str, Any]]] = {}
+        """Session id → (its row, its info) as the last listing read them (see :meth:`_infos`)."""
 
     @contextlib.contextmanager
     def transaction(self) -> Any:
@@ -317,9 +319,25 @@ class SqliteStore(BaseStore):
                 f" FROM sessions WHERE internal = 0 {where}",
                 params,
             ).fetchall()
+        # An info is a function of its row: a row equal to the last listing's is answered with
+        # the info built then (10,000 sessions: parsing headers and formatting dates was most of
+        # list_sessions). Rows are read every time, so another process's writes show at once.
+        known, listed = self._listed, {}
+        fresh = [r for r in rows if (k := known.get(r[0])) is None or k[0] != r]
+        if fresh:
+            built = self._build_infos(fresh)
+            known = {**known, **{r[0]: (r, info) for r, info in zip(fresh, built, strict=True)}}
+        infos = []
+        for r in rows:
+            item = listed[r[0]] = known[r[0]]
+            infos.append(dict(item[1]))  # copies: callers may change what they get
+        self._listed = listed
+        return finish_listing(infos)
+
+    def _build_infos(self, rows: list[Any]) -> list[dict[str, Any]]:
         headers = _loads_rows([r[1] for r in rows])  # one array parse for every header
         prefix = f"sqlite:{self.db_path}#"  # self.location(id), without a call per row
-        infos = [
+        return [
             build_info(
                 header,
                 prefix + r[0],
@@ -332,7 +350,6 @@ class SqliteStore(BaseStore):
             )
             for r, header in zip(rows, headers, strict=True)
         ]
-        return finish_listing(infos)
 
     def list(self, cwd: str) -> list[dict[str, Any]]:
         return self._infos("AND cwd = ?", (cwd,))

@@ -85,7 +85,7 @@ def sessions(draw: st.DrawFn) -> Any:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(session=sessions())
 def test_tree_json_is_the_tree_encoded(engine: str, session: Any) -> None:
-    line = tree_json(session)
+    line = tree_json(session).data.decode()
     _no_raw_breaks(line)
     assert _canonical(loads_deep(line)) == _canonical(session.tree())
 

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from atomic_host.core.jsonfast import RawJSON, dumps, spliced_parts  # dumps: re-exported, the writer's encoder
+from atomic_host.core.jsonfast import RawJSON, dumpb, dumps, spliced_parts  # dumps: re-exported, the writer's encoder
 from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
@@ -106,20 +106,25 @@ class Output:
     """The single owner of stdout: every record is written whole, as one line, in call order.
 
     Records sent on the event loop share ``write`` calls: the first record of a loop iteration
-    goes out at once, the ones after it are held and joined into one ``write`` when the iteration
-    ends, or as soon as a record comes :data:`HOLD_S` after that first one (a long iteration,
-    such as a network read of many deltas, still streams). A streamed reply produces several
-    deltas per network read, and one ``write`` (one wake-up of the client) per delta cost more
-    than the rest of the per-delta work together (issue 12). Records sent off the loop's thread
-    are written at once, as before. :meth:`flush` writes whatever is held; the frontends call it
-    on exit."""
+    goes out at once, the ones after it are held and written with it when the iteration ends, or
+    as soon as a record comes :data:`HOLD_S` after that first one (a long iteration, such as a
+    network read of many deltas, still streams). A streamed reply produces several deltas per
+    network read, and one ``write`` (one wake-up of the client) per delta cost more than the rest
+    of the per-delta work together (issue 12). Records sent off the loop's thread are written at
+    once, as before. :meth:`flush` writes whatever is held; the frontends call it on exit.
+
+    A record is written as a list of byte pieces with one ``writev``, never joined: a response
+    that splices :class:`RawJSON` (a long session's entries or tree, megabytes kept by the
+    session) writes those bytes as they are, and a big encoded response is written without the
+    copies that adding the line feed and encoding the text made (issue 12: they were most of
+    ``get_entries``' time, as page faults, and its peak memory)."""
 
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdout.fileno() if fd is None else fd
         self.closed = False
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._held: list[bytes] | None = None
-        """Lines sent since this loop iteration's first record (None: no flush is scheduled)."""
+        """Pieces of the lines sent since this loop iteration's first record (None: no flush is scheduled)."""
         self._owner = threading.get_ident()
         """The thread whose loop iterations are coalesced (the one that made this Output)."""
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -130,69 +135,98 @@ class Output:
         """Write one record. ``line`` is its JSON when the caller already encoded it (hot path).
 
         Known credentials are masked in the line (and in the record listeners see)."""
+        if line is not None:
+            self._emit(record, [(line + "\n").encode()])
+        else:
+            self._emit(record, [self._encode(record), b"\n"])
+
+    def _emit(self, record: dict[str, Any], pieces: list[bytes], raws: tuple[RawJSON, ...] = ()) -> None:
+        """Write one record whose line (with its LF) is the concatenation of ``pieces``; ``raws``
+        are the :class:`RawJSON` values whose bytes are among them."""
         if secrets.active():
-            record, line = self._masked(record, line)
+            record, pieces = self._masked(record, pieces, raws)
         for listener in self.listeners:
             listener(record)
         if self.closed:
             return
-        if line is None:
-            line = self._encode(record)
-        data = (line + "\n").encode()
         if threading.get_ident() != self._owner:  # another thread: at once, as it always was
-            self._write(data)
+            self._write(pieces)
             return
         loop = _running_loop()
         if self._held is not None:
             if loop is self._loop and time.monotonic() - self._held_at < HOLD_S:
-                self._held.append(data)
+                self._held += pieces
                 return
             self.flush()  # held long enough (or that loop stopped before its flush ran)
         if loop is not None:
             self._held, self._loop, self._held_at = [], loop, time.monotonic()
             loop.call_soon(self.flush)
-        self._write(data)
+        self._write(pieces)
 
     def flush(self) -> None:
         """Write the records held back in this loop iteration (if any)."""
         held, self._held = self._held, None
         if held and not self.closed:
-            self._write(b"".join(held))
+            self._write(held)
 
-    def _write(self, data: bytes) -> None:
-        view = memoryview(data)
+    def _write(self, pieces: list[bytes]) -> None:
+        """Write the pieces in order, whole, however the pipe takes them: small ones joined into
+        one buffer and written with ``write`` (cheaper than a ``writev`` entry each), big ones
+        given to ``writev`` as they are."""
+        if len(pieces) == 1:
+            views = [memoryview(pieces[0])]
+        elif sum(map(len, pieces)) < _JOIN_BELOW:
+            views = [memoryview(b"".join(pieces))]
+        else:
+            views = [memoryview(piece) for piece in pieces]
         try:
-            while view:
+            while views:
                 try:
-                    n = os.write(self.fd, view)
+                    n = os.write(self.fd, views[0]) if len(views) == 1 else os.writev(self.fd, views[:_IOV_MAX])
                 except BlockingIOError:
                     # stdout is non-blocking (shared pipe): wait for the client to read.
                     import select
 
                     select.select([], [self.fd], [])
                     continue
-                view = view[n:]
+                while views and n >= len(views[0]):  # drop what went out whole, cut the one cut
+                    n -= len(views.pop(0))
+                if n:
+                    views[0] = views[0][n:]
         except BrokenPipeError:
             self.closed = True
 
-    def _encode(self, record: dict[str, Any]) -> str:
+    def _encode(self, record: dict[str, Any]) -> bytes:
         try:
-            return dumps(record)
+            return dumpb(record)
         except (TypeError, ValueError) as exc:
-            return self._unencodable(record, exc)
+            return self._unencodable(record, exc).encode()
 
-    def _masked(self, record: dict[str, Any], line: str | None) -> tuple[dict[str, Any], str]:
-        line = self._encode(record) if line is None else line
-        masked = secrets.mask_json(line)
-        if masked is line:
-            return record, line
+    def _masked(
+        self, record: dict[str, Any], pieces: list[bytes], raws: tuple[RawJSON, ...]
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        """The record and its pieces with every known credential masked: the bytes are those of
+        masking the whole line at once (``secrets.mask_json``), whatever the pieces. A piece that
+        is a :class:`RawJSON`'s bytes (one of ``raws``) is masked once per secret set (its memo)."""
+        if secrets.splice_safe(pieces):
+            memo = {id(raw.data): raw for raw in raws}
+            masked = [_masked_raw(memo[id(p)]) if id(p) in memo else secrets.mask_json_bytes(p) for p in pieces]
+            if all(m is p for m, p in zip(masked, pieces, strict=True)):
+                return record, pieces
+            line = b"".join(masked)
+        else:  # a credential could straddle two pieces: the line is masked whole
+            whole = b"".join(pieces)
+            line = secrets.mask_json_bytes(whole)
+            if line is whole:
+                return record, pieces
+            masked = [line]
         try:
-            return json.loads(masked), masked
+            return json.loads(line), masked
         except RecursionError:  # a deep tree: mask_json keeps JSON valid (it matches escaped forms only)
             return record, masked
         except ValueError:  # JSON syntax inside a value matched across a string
-            clean = secrets.mask_obj(record)
-            return clean, self._encode(clean)
+            clean = secrets.mask_obj(_plain(record))
+            return clean, [self._encode(clean), b"\n"]
 
     @staticmethod
     def _unencodable(record: dict[str, Any], exc: Exception) -> str:
@@ -225,15 +259,19 @@ class Output:
         record: dict[str, Any] = {"type": "response", "command": command, "success": True}
         if req_id is not None:
             record = {"id": req_id, **record}
-        line = None
         if has_data and data is not None:
             record["data"] = data
-            if type(data) is dict and any(type(v) is RawJSON for v in data.values()):  # get_tree
+            raws = tuple(v for v in data.values() if type(v) is RawJSON) if type(data) is dict else ()
+            if raws:  # get_entries, get_tree: the session's bytes are written as they are
                 head = self._encode({k: v for k, v in record.items() if k != "data"})[:-1]
-                line = "".join([head, ',"data":', *spliced_parts(data), "}"])  # one copy of the raw text
+                pieces = spliced_parts(data)
+                pieces[0] = head + b',"data":' + pieces[0]
+                pieces[-1] += b"}\n"
+                self._emit(record, pieces, raws)
+                return
         elif has_data and data is None and command in _NULL_DATA_COMMANDS:
             record["data"] = None
-        self.send(record, line)
+        self.send(record)
 
     def error(self, command: str | None, req_id: Any, message: str, **extra: Any) -> None:
         record: dict[str, Any] = {
@@ -247,6 +285,31 @@ class Output:
             record = {"id": req_id, **record}
         self.send(record)
 
+
+def _masked_raw(raw: RawJSON) -> bytes:
+    """``raw``'s bytes masked with the current secret set, kept on ``raw`` until the set changes:
+    a repeated ``get_entries`` or ``get_tree`` searches its megabytes once."""
+    token = secrets.token()
+    memo = raw.masked
+    if memo is None or memo[0] is not token:
+        memo = raw.masked = (token, secrets.mask_json_bytes(raw.data))
+    return memo[1]
+
+
+def _plain(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its :class:`RawJSON` data values parsed (for masking it as objects)."""
+    data = record.get("data")
+    if type(data) is not dict or not any(type(v) is RawJSON for v in data.values()):
+        return record
+    from atomic_host.client import loads_deep
+
+    return {**record, "data": {k: loads_deep(v.data.decode()) if type(v) is RawJSON else v for k, v in data.items()}}
+
+
+_IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+"""Most pieces one ``writev`` takes."""
+_JOIN_BELOW = 1 << 16
+"""Pieces smaller than this together are joined before they are written (see ``Output._write``)."""
 
 _OUTPUTS: weakref.WeakSet[Output] = weakref.WeakSet()
 _running_loop = asyncio._get_running_loop
