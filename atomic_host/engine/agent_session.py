@@ -22,8 +22,9 @@ from atomic_host.contract.events import (
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.contract.tools import ToolContext
 from atomic_host.engine import summaries
-from atomic_host.engine.model_choice import fallback_target, scoped_models, startup_choice
+from atomic_host.engine.model_choice import scoped_models, startup_choice
 from atomic_host.engine.queues import MessageQueues
+from atomic_host.engine.retry import RetryAndFallback
 from atomic_host.engine.system_prompt import build_system_prompt
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
@@ -42,6 +43,8 @@ DELIVERIES = frozenset({None, "steer", "followUp", "nextTurn", "interrupt"})
 ABORT_GRACE_S = 1.0
 """How long abort lets a provider stream end on its own before cancelling it."""
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -67,10 +70,8 @@ class AgentSession:
         self.auto_compaction = rt.settings.compaction_enabled
         self.abort_signal = asyncio.Event()
         self.drive_task: asyncio.Task[None] | None = None
-        self.retry_attempt = 0
-        self.retry_wait: asyncio.Task[None] | None = None
-        self.fallback_from: tuple[dict[str, Any], str] | None = None  # the user's model and level while a fallback runs
-        self.fallback_index = -1  # last entry of settings fallbackModels tried in this prompt
+        self.retry = RetryAndFallback(self)
+        """Auto-retry and fallback models after a failed run (engine/retry.py)."""
         self.model_fallback_message: str | None = None  # the saved default model is gone: prompts are refused
         self.deferred_bash: list[dict[str, Any]] = []
         self.in_provider_stream = False
@@ -170,9 +171,7 @@ class AgentSession:
         """Persist a finished message, then add it to the context: when the write fails (disk full,
         another process holds the session) it raises and the context stays what the file says."""
         if message.get("role") == "custom":
-            fields = {
-                k: v for k, v in message.items() if k in ("customType", "content", "display", "details")
-            }
+            fields = {k: v for k, v in message.items() if k in ("customType", "content", "display", "details")}
             self.session.append("custom_message", **fields)
         else:
             self.session.append_message(message)
@@ -198,12 +197,7 @@ class AgentSession:
         return event.message
 
     def note_assistant(self, message: dict[str, Any]) -> None:
-        if self.retry_attempt > 0 and message.get("stopReason") not in ("error", "aborted"):
-            self.emit({"type": "auto_retry_end", "success": True, "attempt": self.retry_attempt})
-            self.retry_attempt = 0
-        if self.fallback_index >= 0 and message.get("stopReason") not in ("error", "aborted"):
-            self.emit({"type": "model_fallback_end", "success": True, "model": _model_ref(self.model)})
-            self.fallback_index = -1  # this fallback answered: the next failure starts the list again
+        self.retry.answered(message)
 
     # --- provider context ---
 
@@ -228,9 +222,7 @@ class AgentSession:
         if self.rt.settings.bool("images.blockImages", False):
             messages = [_replace_images(m, "Image reading is disabled.") for m in messages]
         elif "image" not in (self.model or {}).get("input", ["text", "image"]):
-            messages = [
-                _replace_images(m, "(image omitted: this model does not accept images)") for m in messages
-            ]
+            messages = [_replace_images(m, "(image omitted: this model does not accept images)") for m in messages]
         tools = self.model_tools()
         if not all(t.schema_built for t in tools):
             # The first request imports each tool's module and builds its pydantic schema: 0.1 s
@@ -359,7 +351,7 @@ class AgentSession:
             self._enqueue(behavior, text, images)
             return "queued"
         self.flush_deferred_bash()
-        self.restore_user_model()
+        self.retry.restore_user_model()
         self.require_model()
         # The loop and the compaction driver load with the first prompt, not before the first
         # get_state (issue 12: startup); the RPC warm-up thread usually has them loaded by then.
@@ -390,9 +382,7 @@ class AgentSession:
                     f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
                     "when not streaming."
                 )
-        result = await self.apply_input_hooks(
-            text, images, "steer" if kind == "steer" else "follow_up", "rpc"
-        )
+        result = await self.apply_input_hooks(text, images, "steer" if kind == "steer" else "follow_up", "rpc")
         if result is None:
             return "handled"
         text, images = result
@@ -546,10 +536,12 @@ class AgentSession:
                 if await compaction.after_run(self):  # compaction: overflow compacted, continue
                     continue
                 last = next((m for m in reversed(self.messages) if m.get("role") == "assistant"), None)
-                if last is not None and last.get("stopReason") == "error" and await self._maybe_retry(last):
-                    continue
-                if last is not None and last.get("stopReason") == "error" and self._maybe_fallback(last):
-                    continue
+                if (
+                    last is not None
+                    and last.get("stopReason") == "error"
+                    and (await self.retry.wait_and_retry(last) or self.retry.fall_back(last))
+                ):
+                    continue  # the same turn again, after the retry delay or with the next fallback model
                 if self.abort_signal.is_set():  # abort during the retry delay: the queue stays held
                     break
                 await asyncio.sleep(0)  # between runs too: a run that never suspended must not starve the reader
@@ -583,114 +575,8 @@ class AgentSession:
         self.emit({"type": "message_end", "message": message})
         self.emit({"type": "agent_end", "messages": [message]})
 
-    async def _maybe_retry(self, failed: dict[str, Any]) -> bool:
-        from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error, session_retry_delay_ms
-
-        window = (self.model or {}).get("contextWindow", 0)
-        retryable = is_retryable_error(failed) and not is_context_overflow(failed, window)
-        settings = self.rt.settings
-        if retryable and self.auto_retry and self.retry_attempt < settings.retry_max:
-            self.retry_attempt += 1
-            cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)  # a server's retry-after, capped
-            delay = session_retry_delay_ms(failed, self.retry_attempt, settings.retry_base_delay_ms, cap_ms)
-            self.emit(
-                {
-                    "type": "auto_retry_start",
-                    "attempt": self.retry_attempt,
-                    "maxAttempts": settings.retry_max,
-                    "delayMs": delay,
-                    "errorMessage": failed.get("errorMessage", ""),
-                }
-            )
-            if failed in self.messages:
-                self.messages.remove(failed)
-            self.retry_wait = asyncio.create_task(asyncio.sleep(delay / 1000))
-            try:
-                await self.retry_wait
-            except asyncio.CancelledError:
-                if asyncio.current_task().cancelling():  # type: ignore[union-attr]
-                    raise
-                self.emit(
-                    {
-                        "type": "auto_retry_end",
-                        "success": False,
-                        "attempt": self.retry_attempt,
-                        "finalError": "Retry cancelled",
-                    }
-                )
-                self.retry_attempt = 0
-                return False
-            finally:
-                self.retry_wait = None
-            return True
-        if self.retry_attempt > 0:
-            self.emit(
-                {
-                    "type": "auto_retry_end",
-                    "success": False,
-                    "attempt": self.retry_attempt,
-                    "finalError": failed.get("errorMessage", ""),
-                }
-            )
-            self.retry_attempt = 0
-        return False
-
-    def _maybe_fallback(self, failed: dict[str, Any]) -> bool:
-        """Hand the turn to the next ``fallbackModels`` entry (``provider/model[:level]``) after a
-        failure the same model cannot fix: auth, bad request, missing model, or rate limit,
-        unavailability or network errors once retries are spent (semantics §6.4). The failed
-        reply leaves the context (it stays in the file); the user's model comes back before the
-        next prompt."""
-        from atomic_host.kit.llm.errors import classify
-
-        entries = self.rt.settings.get("fallbackModels") or []
-        if not isinstance(entries, list) or classify(failed) not in _FALLBACK_CAUSES:
-            return self._end_fallback(failed)
-        for index in range(self.fallback_index + 1, len(entries)):
-            target = fallback_target(self.rt.models, entries[index])
-            if target is None or (self.model is not None and _model_ref(target[0]) == _model_ref(self.model)):
-                continue
-            model, level = target
-            self.emit(
-                {
-                    "type": "model_fallback_start",
-                    "fromModel": _model_ref(self.model),
-                    "toModel": _model_ref(model),
-                    "attempt": index + 1,
-                    "maxAttempts": len(entries),
-                    "errorMessage": failed.get("errorMessage", ""),
-                }
-            )
-            if self.fallback_from is None and self.model is not None:
-                self.fallback_from = (self.model, self.thinking_level)
-            previous, self.model, self.fallback_index = self.model, model, index
-            if level is not None:
-                self.thinking_level = level
-            self._announce_model(model, previous, "fallback")
-            if failed in self.messages:
-                self.messages.remove(failed)
-            return True
-        return self._end_fallback(failed)
-
-    def _end_fallback(self, failed: dict[str, Any]) -> bool:
-        if self.fallback_index >= 0:
-            end = {"type": "model_fallback_end", "success": False, "model": _model_ref(self.model)}
-            self.emit({**end, "finalError": failed.get("errorMessage", "")})
-            self.fallback_index = -1
-        return False
-
-    def restore_user_model(self) -> None:
-        """Before a new prompt: the model the user chose takes back over from a fallback."""
-        if self.fallback_from is None:
-            return
-        (model, level), self.fallback_from = self.fallback_from, None
-        self.fallback_index = -1
-        previous, self.model, self.thinking_level = self.model, model, level
-        self._announce_model(model, previous, "restore")
-
     def abort_retry(self) -> None:
-        if self.retry_wait is not None:
-            self.retry_wait.cancel()
+        self.retry.cancel_wait()
 
     def _signal_abort(self) -> None:
         """Ask the running run to stop: retry delay, provider stream, tools, automatic compaction.
@@ -782,14 +668,10 @@ class AgentSession:
 
     # --- model and thinking ---
 
-    def set_model(
-        self, provider: str, model_id: str, persist: bool = False, source: str = "set"
-    ) -> dict[str, Any]:
+    def set_model(self, provider: str, model_id: str, persist: bool = False, source: str = "set") -> dict[str, Any]:
         from atomic_host.core.models.thinking import clamp
 
-        model = next(
-            (m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None
-        )
+        model = next((m for m in self.rt.models.available() if m["provider"] == provider and m["id"] == model_id), None)
         if model is None:
             raise CommandFailed(f"Model not found: {provider}/{model_id}")
         previous = self.model
@@ -799,14 +681,14 @@ class AgentSession:
         level = clamp(model, self.thinking_level)
         if level != self.thinking_level:
             self._set_level(level)
-        self._announce_model(model, previous, source)
+        self.announce_model(model, previous, source)
         if persist:
             self.rt.settings.save_global("defaultProvider", provider)
             self.rt.settings.save_global("defaultModel", model_id)
             self.rt.settings.save_global("defaultThinkingLevel", self.thinking_level)
         return model
 
-    def _announce_model(self, model: dict[str, Any], previous: dict[str, Any] | None, source: str) -> None:
+    def announce_model(self, model: dict[str, Any], previous: dict[str, Any] | None, source: str) -> None:
         """``model_changed`` to the client, ``model_select`` to plugins."""
         self.emit({"type": "model_changed", "model": model, "previousModel": previous, "source": source})
         if self.rt.hooks.has_impls("model_select"):
@@ -921,9 +803,7 @@ def open_session_ref(store: Any, ref: str) -> Session:
 def make_user_message(text: str, images: list[dict[str, Any]] | None) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     for image in images or []:
-        content.append(
-            {"type": "image", "data": image.get("data", ""), "mimeType": image.get("mimeType", "")}
-        )
+        content.append({"type": "image", "data": image.get("data", ""), "mimeType": image.get("mimeType", "")})
     return {"role": "user", "content": content, "timestamp": now_ms()}
 
 
@@ -940,11 +820,3 @@ def _replace_images(message: dict[str, Any], text: str) -> dict[str, Any]:
         return message
     blocks = [{"type": "text", "text": text} if b.get("type") == "image" else b for b in content]
     return {**message, "content": blocks}
-
-
-_FALLBACK_CAUSES = frozenset({"auth", "bad_request", "rate_limit", "unavailable", "network"})
-"""Failures another model may get past (kit.llm.errors.classify); never aborts, overflow or policy stops."""
-
-
-def _model_ref(model: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if model is None else {"provider": model.get("provider"), "id": model.get("id")}

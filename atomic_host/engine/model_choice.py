@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from atomic_host.core.options import Options
     from atomic_host.core.settings import Settings
 
+
 class StartupChoice:
     """What a session starts with: the model (or None), the thinking level, and the message that
     refuses prompts when the saved default model is gone (then ``model`` is None)."""

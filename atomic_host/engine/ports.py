@@ -1,4 +1,4 @@
-"""What the compaction driver and the summaries need of the session engine: narrow Protocols.
+"""What the compaction driver, the summaries and the retry need of the session engine: narrow Protocols.
 
 ``engine/compaction.py``, ``engine/summaries.py`` and ``engine/branch_summary.py`` take these
 instead of ``AgentSession``, so they import nothing of it (the session engine satisfies them as it
@@ -64,4 +64,25 @@ class CompactionPorts(SummaryPorts, Protocol):
 
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild ``messages`` from the session's branch (after a boundary was written)."""
+        ...
+
+
+class RetryPorts(Protocol):
+    """What auto-retry and fallback models (``engine/retry.py``) need of the session engine."""
+
+    rt: HostServices
+    """Its ``settings`` (retry and ``fallbackModels``) and ``models`` (fallback targets)."""
+    model: dict[str, Any] | None
+    thinking_level: str
+    auto_retry: bool
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The in-memory context: a retried or handed-over failure leaves it."""
+        ...
+
+    def emit(self, event: dict[str, Any]) -> None: ...
+
+    def announce_model(self, model: dict[str, Any], previous: dict[str, Any] | None, source: str) -> None:
+        """Tell the client and the plugins that ``model`` answers now."""
         ...

@@ -60,11 +60,7 @@ async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
             last_assistant, answered = m, set()
         elif m.get("role") == "toolResult":
             answered.add(m.get("toolCallId", ""))
-    if (
-        last_assistant is not None
-        and last_assistant.get("stopReason") == "toolUse"
-        and not agent.is_streaming
-    ):
+    if last_assistant is not None and last_assistant.get("stopReason") == "toolUse" and not agent.is_streaming:
         for block in last_assistant.get("content") or []:
             if block.get("type") == "toolCall" and block.get("id") not in answered:
                 result = {

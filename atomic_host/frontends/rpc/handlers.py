@@ -10,6 +10,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine import navigation
+from atomic_host.engine.retry import model_ref
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable, command
 
@@ -164,9 +165,9 @@ class Handlers:
         if a.model_fallback_message:
             data["modelFallbackMessage"] = a.model_fallback_message
             data["modelFallbackReason"] = "default_model_unavailable"
-        if a.fallback_from is not None:  # a fallback model answers until the next prompt
+        if a.retry.fallback_from is not None:  # a fallback model answers until the next prompt
             data["fallbackActive"] = True
-            data["userModel"] = {"provider": a.fallback_from[0].get("provider"), "id": a.fallback_from[0].get("id")}
+            data["userModel"] = model_ref(a.retry.fallback_from[0])
         return data
 
     @command()
@@ -258,8 +259,11 @@ class Handlers:
     @command(raw=True)
     async def on_logout_provider(self, cmd: Cmd) -> Any:
         data = await self._logins().logout(cmd)
-        return {**data, "models": self.rt.models.available(),
-                "scopedModels": [{"model": m} for m in self.agent.scoped_models()]}
+        return {
+            **data,
+            "models": self.rt.models.available(),
+            "scopedModels": [{"model": m} for m in self.agent.scoped_models()],
+        }
 
     # --- provider login: frontends/rpc/login.py ---
 
@@ -479,4 +483,3 @@ class Handlers:
         if detail is None:
             raise CommandFailed(f"Run not found: {run_id}")
         return detail
-
