@@ -288,13 +288,20 @@ class Runtime:
     def http_client(self) -> Any:
         """One ``httpx.AsyncClient`` for every provider request: connections and the TLS context
         are reused instead of being built per request (~10-20 ms each on a slow machine)."""
-        proxy = self.settings.get("proxy")
-        proxy = proxy if isinstance(proxy, str) else None
-        if self._http is None or self._http_proxy != proxy:  # a reloaded "proxy" setting gets a new client
+        proxy = self._proxy_setting()
+        if not self.has_http_client():  # none yet, or a reloaded "proxy" setting: a new client
             from atomic_host.kit.llm.http_client import new_http_client
 
             self._http, self._http_proxy = new_http_client(proxy=proxy), proxy
         return self._http
+
+    def has_http_client(self) -> bool:
+        """:meth:`http_client` would answer without building one."""
+        return self._http is not None and self._http_proxy == self._proxy_setting()
+
+    def _proxy_setting(self) -> str | None:
+        proxy = self.settings.get("proxy")
+        return proxy if isinstance(proxy, str) else None
 
     # --- sessions ---
 

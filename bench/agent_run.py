@@ -6,13 +6,16 @@
 vars), so every event pays for masking; without it the host knows none.
 
 Prints medians: the whole run as seen by an RPC client, the server's own streaming time (the same
-SSE body consumed by a bare httpx client), and their difference = host overhead per run.
+SSE body consumed by a bare httpx client), their difference = host overhead per run, and the CPU
+time the host process spent per run (all its threads, from ``/proc/<pid>/task/*/schedstat``; on a
+loaded machine the wall times move with the load, this much less).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -69,8 +72,18 @@ async def raw_stream_ms(server: Any, runs: int) -> list[float]:
     return out
 
 
-async def host_run_ms(server: Any, runs: int) -> list[float]:
-    out = []
+def cpu_ms(pid: int) -> float:
+    """CPU time of every thread of process ``pid`` so far (Linux), in ms."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total / 1e6
+
+
+async def host_run_ms(server: Any, runs: int) -> tuple[list[float], list[float]]:
+    """(prompt → agent_end wall times, host CPU per run)."""
+    out, cpu = [], []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "agent").mkdir()
@@ -81,14 +94,18 @@ async def host_run_ms(server: Any, runs: int) -> list[float]:
         env = BENCH_SECRETS if WITH_SECRETS else None
         async with start_host("--model", "local/m1", "--no-session", base=root, env=env) as host:
             client = host.client
+            assert client.proc is not None
+            pid = client.proc.pid
             for i in range(runs + 2):  # two warm-up runs (imports, connection pool)
                 server.enqueue(reply())
                 n0 = len(client.events)
+                c0 = cpu_ms(pid)
                 t0 = time.perf_counter()
                 await client.prompt(f"run {i}")
                 end = await client.wait_for_event("agent_end", after=n0)
                 elapsed = (time.perf_counter() - t0) * 1000
                 await client.wait_for_idle(after=n0)
+                used = cpu_ms(pid) - c0
                 await client.call("new_session")
                 deltas = sum(
                     1 for e in client.events[n0:]
@@ -98,7 +115,8 @@ async def host_run_ms(server: Any, runs: int) -> list[float]:
                 assert end["messages"][-1]["stopReason"] == "stop"
                 if i >= 2:
                     out.append(elapsed)
-    return out
+                    cpu.append(used)
+    return out, cpu
 
 
 async def faux_run_ms(runs: int) -> tuple[list[float], int]:
@@ -161,7 +179,7 @@ async def main() -> None:
     server = ServerProcess(2 * runs + 2)
     try:
         raw = await raw_stream_ms(server, runs)
-        full = await host_run_ms(server, runs)
+        full, cpu = await host_run_ms(server, runs)
     finally:
         server.close()
     raw_med, full_med = statistics.median(raw), statistics.median(full)
@@ -169,6 +187,7 @@ async def main() -> None:
     print(f"{'server stream alone (bare httpx)':<44}{raw_med:>10.2f}{min(raw):>10.2f}")
     print(f"{'prompt -> agent_end via host (200 deltas)':<44}{full_med:>10.2f}{min(full):>10.2f}")
     print(f"{'host overhead per run':<44}{full_med - raw_med:>10.2f}{min(full) - min(raw):>10.2f}")
+    print(f"{'host CPU per run (all threads)':<44}{statistics.median(cpu):>10.2f}{min(cpu):>10.2f}")
     faux, deltas = await faux_run_ms(runs)
     label = f"same via faux, no HTTP ({deltas} deltas)"
     print(f"{label:<44}{statistics.median(faux):>10.2f}{min(faux):>10.2f}")

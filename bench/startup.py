@@ -1,18 +1,25 @@
 """Startup benchmark: spawn ``atomic --mode rpc`` → first ``get_state`` response.
 
-    python bench/startup.py [-n 15] [--top 15]
+    python bench/startup.py [-n 15] [--top 15] [--instructions]
 
 Prints the median / min / max of N spawns (every built-in plugin registered, faux provider, a
 fresh agent dir) and, spawned the same way in turns with them, the interpreter floor of issue 12
 (``python -c "import asyncio"`` from the same venv; goal: the host within 1.3x of it), each also as
 CPU time (the process's own, read when its first line arrives: steadier than wall time on a loaded
 machine), then a ``python -X importtime`` run summarised as the top cumulative imports.
+
+``--instructions`` adds the count that does not move with the machine's load: instructions of the
+main thread under ``valgrind --tool=callgrind`` (the host answering one get_state, then EOF; the
+floor), with the .pyc cache warm. The warm-up thread and the loop watchdog are threads of their
+own and not counted. Takes ~30 s; needs valgrind.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -103,11 +110,24 @@ def importtime(agent_dir: str, cwd: str, top: int) -> list[tuple[int, int, str]]
     return rows[:top]
 
 
+def instructions(command: list[str], agent_dir: str, cwd: str, out_dir: str) -> int:
+    """Instructions callgrind counts in the main thread of ``command`` (fed one get_state, then EOF)."""
+    subprocess.run(command, input=GET_STATE, capture_output=True, env=_env(agent_dir), cwd=cwd, timeout=60)  # warm
+    prefix = os.path.join(out_dir, f"cg-{len(os.listdir(out_dir))}")
+    valgrind = ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={prefix}.%p"]
+    subprocess.run(valgrind + command, input=GET_STATE, capture_output=True, env=_env(agent_dir), cwd=cwd, timeout=600)
+    # --separate-threads writes <file>-01 for the main thread (and nothing suffixed for one thread)
+    files = sorted(glob.glob(prefix + ".*-01")) or sorted(glob.glob(prefix + ".*"))
+    with open(files[0]) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("summary:"))
+
+
 def main() -> None:
     global PYCACHE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=15, help="number of spawns (default 15)")
     ap.add_argument("--top", type=int, default=15, help="imports to list (default 15)")
+    ap.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
     ns = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="atomic-bench-") as tmp:
         agent_dir, cwd = os.path.join(tmp, "agent"), os.path.join(tmp, "work")
@@ -139,6 +159,14 @@ def main() -> None:
         ratio = statistics.median(w for w, _ in host) / statistics.median(w for w, _ in floor)
         cpu_ratio = statistics.median(c for _, c in host) / statistics.median(c for _, c in floor)
         print(f"{'host / floor (goal <= 1.3)':<40}{ratio:>10.2f}   (CPU {cpu_ratio:.2f})")
+        if ns.instructions and shutil.which("valgrind"):
+            cg_dir = os.path.join(tmp, "callgrind")
+            os.makedirs(cg_dir)
+            floor_ir, host_ir = (instructions(c, agent_dir, cwd, cg_dir) for c in (FLOOR, HOST))
+            print(f"{'instructions, floor (callgrind)':<40}{floor_ir / 1e6:>9.1f}M")
+            print(f"{'instructions, host (main thread)':<40}{host_ir / 1e6:>9.1f}M   ({host_ir / floor_ir:.2f}x)")
+        elif ns.instructions:
+            print("--instructions: valgrind not found")
         print()
         print(f"top {ns.top} cumulative imports (python -X importtime, one get_state then EOF)")
         print(f"{'cumulative ms':>14}{'self ms':>10}  module")

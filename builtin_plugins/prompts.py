@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 DESCRIPTION_CHARS = 60
 
-# One pass over every form, so text substituted from an argument is never substituted again.
-_PLACEHOLDER = re.compile(
+# One pass over every form, so text substituted from an argument is never substituted again. A
+# pattern string, compiled (and cached by ``re``) on the first expansion instead of at every start.
+_PLACEHOLDER = (
     r"\$\{(?P<bn>\d+):-(?P<bnd>[^}]*)\}"  # ${N:-default}
     r"|\$\{@:-(?P<bad>[^}]*)\}"  # ${@:-default}
     r"|\$\{@:(?P<start>\d+)(?::(?P<len>\d+))?\}"  # ${@:N} / ${@:N:L}
@@ -81,7 +82,7 @@ def substitute_args(body: str, args: list[str]) -> str:
             return positional(m.group("n"))
         return " ".join(args)  # $@ / $ARGUMENTS
 
-    return _PLACEHOLDER.sub(replace, body)
+    return re.sub(_PLACEHOLDER, replace, body)
 
 
 def first_line_description(body: str) -> str | None:

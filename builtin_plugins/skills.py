@@ -15,12 +15,12 @@ import os
 import re
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atomic_host import hookimpl
 from atomic_host.contract.commands import SlashCommand
+from atomic_host.contract.records import record
 from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
@@ -28,14 +28,15 @@ if TYPE_CHECKING:
     from atomic_host.contract.host import HostAPI
 
 SKILL_FILE = "SKILL.md"
-_VALID_NAME = re.compile(r"^[a-z0-9-]{1,64}$")
+_VALID_NAME = r"^[a-z0-9-]{1,64}$"
+"""Compiled (and cached by ``re``) when the first skill is read, not at every start."""
 _SKIP_DIRS = {"node_modules"}
 
 _loaded: weakref.WeakKeyDictionary[HostAPI, list[Skill]] = weakref.WeakKeyDictionary()
 """Skills found by the last ``register_commands`` per host, for :func:`skills_prompt`."""
 
 
-@dataclass
+@record  # not @dataclass: no per-class code to compile at every start
 class Skill:
     name: str
     description: str
@@ -62,7 +63,7 @@ def load_skill(path: Path, location: str, fallback_name: str) -> Skill | None:
         log.warning(f"skill {path} has no description; not loaded")
         return None
     name = meta.get("name")
-    if not isinstance(name, str) or not _VALID_NAME.match(name):
+    if not isinstance(name, str) or not re.match(_VALID_NAME, name):
         if name is not None:
             log.warning(f"skill {path}: invalid name {name!r}; using {fallback_name!r}")
         name = fallback_name

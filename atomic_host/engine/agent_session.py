@@ -4,7 +4,9 @@ model and thinking selection, and the in-memory context the model sees."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError as CommandFailed
@@ -26,6 +28,7 @@ from atomic_host.engine.model_choice import scoped_models, startup_choice
 from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.retry import RetryAndFallback
 from atomic_host.engine.system_prompt import build_system_prompt
+from atomic_host.kit.lazy import loaded
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 
@@ -352,10 +355,8 @@ class AgentSession:
             return "queued"
         self.flush_deferred_bash()
         self.retry.restore_user_model()
-        self.require_model()
-        # The loop and the compaction driver load with the first prompt, not before the first
-        # get_state (issue 12: startup); the RPC warm-up thread usually has them loaded by then.
-        from atomic_host.engine import compaction
+        await self._load_run_machinery(self.require_model())
+        from atomic_host.engine import compaction  # loaded: see _load_run_machinery
 
         await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
         start = BeforeAgentStartEvent(text, images)
@@ -402,6 +403,20 @@ class AgentSession:
         if await self.rt.hooks.acall("input", event=event) is not None:
             return None  # handled: the chain's only result that ends it
         return event.text, event.images
+
+    async def _load_run_machinery(self, model: dict[str, Any]) -> None:
+        """What a run imports or builds on first use, done in a thread: the agent loop, tool
+        execution and the compaction driver (they load with the first prompt, not before the first
+        get_state: issue 12, startup), the model's stream module and the shared HTTP client (a TLS
+        context: the CA bundle is read). On the loop, each would stall it (and ``abort``) while it
+        loads, or wait there for the RPC warm-up thread that is importing it. Cheap once loaded."""
+        await loaded("atomic_host.agent.loop", "atomic_host.agent.tool_exec", "atomic_host.engine.compaction")
+        models = self.rt.models
+        if (module := models.stream_module(model["api"])) is not None:
+            with contextlib.suppress(ImportError):  # stream_fn reports a broken module when the run asks
+                await loaded(module)
+        if models.needs_http(model["api"]) and not self.rt.has_http_client():
+            await asyncio.to_thread(self.rt.http_client)
 
     def expand_command(self, text: str) -> str:
         """Expand ``/template args`` and ``/skill:name args``; anything else is returned as is."""
@@ -774,21 +789,26 @@ def _branch_settings(branch: list[dict[str, Any]]) -> tuple[tuple[Any, Any] | No
     """(provider, modelId) of the last model_change/assistant message and the last thinking
     level on the branch, scanning back from the leaf (same result as build_session_context)."""
     model: tuple[Any, Any] | None = None
-    level: str | None = None
-    for entry in reversed(branch):
+    for entry in reversed(branch):  # an assistant message is near the leaf: a few steps
         kind = entry.get("type")
-        if model is None:
-            if kind == "model_change":
-                model = (entry.get("provider"), entry.get("modelId"))
-            elif kind == "message":
-                message = entry.get("message")
-                if isinstance(message, dict) and message.get("role") == "assistant":
-                    model = (message.get("provider"), message.get("model"))
-        if level is None and kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
-            level = entry["thinkingLevel"]
-        if model is not None and level is not None:
+        if kind == "model_change":
+            model = (entry.get("provider"), entry.get("modelId"))
             break
-    return model, level
+        message = entry.get("message")
+        if kind == "message" and isinstance(message, dict) and message.get("role") == "assistant":
+            model = (message.get("provider"), message.get("model"))
+            break
+    # the level is set once, near the root: found by C loops (``map``, ``list.index``) over the
+    # types from the leaf back, not a Python step per entry of a long branch
+    kinds = list(map(dict.get, reversed(branch), repeat("type")))
+    found = -1
+    with contextlib.suppress(ValueError):
+        while True:
+            found = kinds.index("thinking_level_change", found + 1)
+            level = branch[-1 - found].get("thinkingLevel")
+            if isinstance(level, str):
+                return model, level
+    return model, None
 
 
 def open_session_ref(store: Any, ref: str) -> Session:

@@ -25,9 +25,9 @@ the session, the journal included, is on disk.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.contract.records import record
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 
@@ -41,7 +41,7 @@ JOURNAL = "atomic.queue"
 KINDS = ("steer", "followUp")
 
 
-@dataclass
+@record
 class Queued:
     """One queued message. ``text`` is what ``queue_update`` lists (None for custom messages from
     extensions: delivered like the others, never listed); ``journal_id`` is the entry id of its
@@ -52,7 +52,7 @@ class Queued:
     journal_id: str | None = None
 
 
-@dataclass
+@record
 class Pending:
     """A queued record of the journal that was never settled (see :func:`pending_deliveries`)."""
 

@@ -8,8 +8,9 @@ The transcript text of a conversation is :mod:`atomic_host.kit.transcript`.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
+
+from atomic_host.kit.lazy import module
 
 BRANCH_SUMMARY_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -44,11 +45,11 @@ def ms_from_iso(value: object) -> float | None:
     if not isinstance(value, str):
         return None
     try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        dt = module("datetime").datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
+        dt = dt.replace(tzinfo=module("datetime").UTC)
     return dt.timestamp() * 1000
 
 

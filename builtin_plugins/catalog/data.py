@@ -15,13 +15,13 @@ without a model list here: id, name and key variables, for a ``models.json`` ent
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.providers import ProviderInfo
+from atomic_host.kit.copies import json_copy
 
 PLUGIN_NAME = "builtin_plugins.catalog"
 
@@ -53,7 +53,7 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 "provider": raw["id"],
                 "baseUrl": m.get("baseUrl", raw["baseUrl"]),
             }
-            model.update({k: copy.deepcopy(v) for k, v in m.items() if k not in model})
+            model.update({k: json_copy(v) for k, v in m.items() if k not in model})
             if raw.get("compat"):  # provider compat under the model's own
                 model["compat"] = {**raw["compat"], **(m.get("compat") or {})}
             models.append(model)
@@ -66,7 +66,7 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 env_keys=list(raw.get("envKeys", [])),
                 models=models,
                 headers=dict(raw.get("headers", {})),
-                compat=copy.deepcopy(raw.get("compat") or {}),
+                compat=json_copy(raw.get("compat") or {}),
                 always_authenticated=bool(raw.get("keyless", False)),
                 plugin=plugin,
                 secret_env=list(raw.get("secretEnv", [])),

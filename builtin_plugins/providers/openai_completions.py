@@ -321,7 +321,8 @@ class ChatParser(WireParser):
         if chunk.get("error"):
             # A mid-stream error object: keep its type/code ("server_error" is what makes it retryable).
             return [out.error(error_object_text(chunk["error"]))]
-        self._note_filters(chunk.get("prompt_filter_results"), "prompt")
+        if "prompt_filter_results" in chunk:  # Azure only: no call per delta elsewhere
+            self._note_filters(chunk["prompt_filter_results"], "prompt")
         if chunk.get("id") and "responseId" not in out.message:
             out.message["responseId"] = chunk["id"]
         if chunk.get("model") and chunk["model"] != self.model.get("id"):
@@ -334,7 +335,8 @@ class ChatParser(WireParser):
         if not choices:
             return events
         choice = choices[0]
-        self._note_filters([choice], "response")
+        if isinstance(choice, dict) and "content_filter_results" in choice:
+            self._note_filters([choice], "response")
         delta = choice.get("delta") or {}
         for field in REASONING_FIELDS:
             text = delta.get(field)

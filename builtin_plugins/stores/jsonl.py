@@ -25,6 +25,7 @@ from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone,
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
 from atomic_host.kit.sessions.jsonl import (
     encode_line,
+    keyed_entries,
     load_jsonl,
     migrate,
     parse_line,
@@ -222,7 +223,7 @@ class JsonlStore(BaseStore):
         if migrate(records):
             atomic_write(path, b"".join(encode_line(r) for r in records), 0o600, fsync=self.fsync)
             needs_newline = False
-        entries = [r for r in records[1:] if isinstance(r.get("id"), str)]
+        entries = keyed_entries(records)
         writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
         try:
             writer.lock()  # held while the session is open here, so no other process appends

@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atomic_host.core.models.copies import json_copy
 from atomic_host.core.models.refs import resolve_model
 from atomic_host.core.models.registry import ModelRegistry
+from atomic_host.kit.copies import json_copy
 from atomic_host.testing import start_host
 from builtin_plugins.catalog.data import builtin_providers, compat_providers
 from tests.models.registry_outputs import MODELS_JSON

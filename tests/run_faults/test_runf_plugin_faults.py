@@ -218,3 +218,27 @@ async def test_a_tool_module_is_imported_off_the_event_loop(tmp_path: Path) -> N
         results = [e for e in of_type(events, "tool_execution_end") if e["toolName"] == "runf_lazy"]
         assert text_of(results[0]["result"]) == "lazy hi"
 
+
+
+async def test_a_provider_module_is_imported_off_the_event_loop(tmp_path: Path) -> None:
+    """The first prompt imports its model's stream module (httpx, an SDK: 0.1 s to over a second
+    on a loaded machine) in a thread: the loop answers meanwhile, and the watchdog sees no stall."""
+    log, err_log = tmp_path / "imported-by.txt", tmp_path / "stderr.txt"
+    env = {"PYTHONPATH": str(Path(__file__).parent), "RUNF_IMPORT_LOG": str(log), "RUNF_IMPORT_S": "1.0"}
+    args = ("-e", ext("runf_lazy_provider"), "--provider", "runflazy", "--model", "lazy-1")
+    with err_log.open("wb") as err:
+        async with start_host(*args, env=env, settings={"loopStallMs": 500}, stderr=err.fileno()) as host:
+            c = host.client
+            await c.get_state()
+            n0 = len(c.events)
+            prompt = asyncio.create_task(c.prompt("go"))
+            while not log.exists():  # the import has begun
+                await asyncio.sleep(0.01)
+            t0 = time.monotonic()
+            await c.call("abort_retry")  # a concurrent-lane command (as abort): answered during the import
+            assert time.monotonic() - t0 < 0.9, "the loop waited for the import"
+            await prompt
+            await c.wait_for_idle(after=n0)
+            assert log.read_text() != "MainThread"
+            assert [text_of(e["message"]) for e in of_type(c.events[n0:], "message_end")][-1] == "lazy reply"
+    assert "event loop blocked" not in _stderr(err_log)

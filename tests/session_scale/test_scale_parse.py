@@ -10,7 +10,8 @@ from atomic_host.kit.sessions.jsonl import parse_line, parse_records
 
 LINES = st.sampled_from(
     [b'{"a":1}', b'{"b":[1,2]}', b"null", b"1,2", b'{"x":1},{"y":2}', b"", b" ", b'{"t', b"}", b"{",
-     b"[1]", b'"s"', b"\r", b'{"u":"\\u2028 \xe2\x80\xa8"}', b"{}", b'{"n":1e400}', b"\xff"]
+     b"[1]", b'"s"', b"\r", b'{"u":"\\u2028 \xe2\x80\xa8"}', b"{}", b'{"n":1e400}', b"\xff",
+     b'{"s":"x', b'y"}', b'{"a":[1', b"2]}", b"{\x00}\x00"]  # values and strings across lines, UTF-16
 )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.records import field, record
-from atomic_host.core.models.copies import json_copy
+from atomic_host.kit.copies import json_copy
 
 MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
                                   "maxTokens": 16384}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.core.models.copies import json_copy
 from atomic_host.core.models.thinking import LEVELS
+from atomic_host.kit.copies import json_copy
 
 if TYPE_CHECKING:
     from atomic_host.core.models.registry import ModelRegistry

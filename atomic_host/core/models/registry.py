@@ -31,7 +31,6 @@ from atomic_host.contract import records
 from atomic_host.contract.providers import ApiImpl, OAuthLogin, ProviderInfo
 from atomic_host.core.models import values
 from atomic_host.core.models.auth_store import AuthFileError, read_auth, record_secret, write_auth
-from atomic_host.core.models.copies import json_copy
 from atomic_host.core.models.models_json import (
     ProviderConfig,
     apply_override,
@@ -40,6 +39,7 @@ from atomic_host.core.models.models_json import (
     upsert,
 )
 from atomic_host.kit import secrets
+from atomic_host.kit.copies import json_copy
 
 CREDENTIAL_ENV_SUFFIXES = ("_API_KEY", "_TOKEN")
 """Environment variables named like this hold credentials (``ANTHROPIC_API_KEY``, ``HF_TOKEN``,
@@ -246,7 +246,7 @@ class ModelRegistry:
         """The registry's own model dicts (all, or only the available ones), catalog order, not copied.
 
         Read-only: the registry keeps answering from these dicts, so a caller that hands one on or
-        may change it takes a :func:`~atomic_host.core.models.copies.json_copy` of it (as
+        may change it takes a :func:`~atomic_host.kit.copies.json_copy` of it (as
         :meth:`all_models`, :meth:`available`, :meth:`find` and :meth:`default_model` do). Lookups
         that return one model scan these and copy only the match."""
         for pid, entry in self._providers.items():
@@ -473,6 +473,14 @@ class ModelRegistry:
             fn = oauth_stream(self, fn)
         self._stream_fns[api] = fn
         return fn
+
+    def stream_module(self, api: str) -> str | None:
+        """The module :meth:`stream_fn` imports for ``api`` (a ``"module:function"`` declaration)
+        while it is not loaded yet; None when there is nothing to import."""
+        impl = self._apis.get(api)
+        if api in self._stream_fns or impl is None or callable(impl.stream):
+            return None
+        return str(impl.stream).partition(":")[0] or None
 
     def request_headers(self, model: dict[str, Any]) -> dict[str, str]:
         """Provider + models.json provider + model headers, values resolved (``$VAR``, ``!cmd``)."""

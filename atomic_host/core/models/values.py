@@ -12,7 +12,8 @@ import os
 import re
 from collections.abc import Mapping
 
-_REF = re.compile(r"\$\$|\$!|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_REF = r"\$\$|\$!|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+"""Compiled (and cached by ``re``) when the first config value is resolved, not at every start."""
 COMMAND_TIMEOUT_S = 30.0
 
 
@@ -23,12 +24,12 @@ def is_command(value: str) -> bool:
 
 def env_refs(value: str) -> list[str]:
     """Names of the environment variables ``value`` references."""
-    return [m.group(1) or m.group(2) for m in _REF.finditer(value) if m.group(1) or m.group(2)]
+    return [m.group(1) or m.group(2) for m in re.finditer(_REF, value) if m.group(1) or m.group(2)]
 
 
 def interpolate(value: str, env: Mapping[str, str]) -> str | None:
     """Expand ``$VAR``/``${VAR}`` and the escapes; None for a lone reference to an unset variable."""
-    whole = _REF.fullmatch(value)
+    whole = re.fullmatch(_REF, value)
     if whole and (whole.group(1) or whole.group(2)):
         return env.get(whole.group(1) or whole.group(2)) or None
 
@@ -39,7 +40,7 @@ def interpolate(value: str, env: Mapping[str, str]) -> str | None:
             return "!"
         return env.get(m.group(1) or m.group(2), "")
 
-    return _REF.sub(sub, value)
+    return re.sub(_REF, sub, value)
 
 
 def run_command(command: str, env: Mapping[str, str]) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import stat
 import sys
@@ -68,19 +69,24 @@ def _widen_pipe(fd: int) -> None:
 
 
 async def serve(opts: Options) -> int:
-    from atomic_host.frontends.rpc.handlers import Handlers
-    from atomic_host.frontends.rpc.io import Output
-    from atomic_host.frontends.rpc.server import RpcServer
-    from atomic_host.frontends.rpc.ui import RpcUI
-    from atomic_host.runtime import Runtime
-
-    out = Output(fd=claim_stdout())
-    rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
+    collecting = gc.isenabled()
+    gc.disable()  # until started: see _startup_done
     try:
-        await rt.start()
-    except Exception as exc:
-        log.warning(f"failed to start: {type(exc).__name__}: {exc}")
-        return 1
+        from atomic_host.frontends.rpc.handlers import Handlers
+        from atomic_host.frontends.rpc.io import Output
+        from atomic_host.frontends.rpc.server import RpcServer
+        from atomic_host.frontends.rpc.ui import RpcUI
+        from atomic_host.runtime import Runtime
+
+        out = Output(fd=claim_stdout())
+        rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
+        try:
+            await rt.start()
+        except Exception as exc:
+            log.warning(f"failed to start: {type(exc).__name__}: {exc}")
+            return 1
+    finally:
+        _startup_done(collecting)
 
     async def on_eof() -> None:
         from atomic_host.frontends.rpc.bash import drain
@@ -102,6 +108,19 @@ async def serve(opts: Options) -> int:
         return await server.serve()
     finally:
         out.flush()
+
+
+def _startup_done(collecting: bool) -> None:
+    """End the garbage collector's pause over the imports and the runtime's start.
+
+    Starting allocates some 25,000 tracked objects (modules, functions, classes, plugin
+    registrations) and leaves a few hundred of them as garbage; the collections their allocation
+    triggers traverse the live ones again and again, ~13% of the instructions of a start. Frozen
+    (``gc.freeze``), they are never traversed again, by the first collection nor by any later
+    one; the startup garbage among them stays (a few hundred objects)."""
+    gc.freeze()
+    if collecting:
+        gc.enable()
 
 
 EXIT_GRACE_S = 2.0

@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Literal
 
+from atomic_host.kit.lazy import loaded
+
 Cmd = dict[str, Any]
 """A command as decoded from its JSON line."""
 Handler = Callable[[Cmd], Awaitable[Any]]
@@ -69,28 +71,28 @@ class CommandSpec:
         if self.raw:
 
             async def raw(cmd: Cmd) -> Any:
-                _validate(cmd)
+                await _validate(cmd)
                 return await method(cmd)
 
             return raw
         if self.sent:
 
             async def with_sent(cmd: Cmd) -> Any:
-                return await method(_validate(cmd), cmd)
+                return await method(await _validate(cmd), cmd)
 
             return with_sent
 
         async def validated(cmd: Cmd) -> Any:
-            return await method(_validate(cmd))
+            return await method(await _validate(cmd))
 
         return validated
 
 
-def _validate(cmd: Cmd) -> Any:
-    # lazy: the protocol models (pydantic) load on the first command with fields, off the startup path
-    from atomic_host.core.protocol.validate import parse_command
-
-    return parse_command(cmd)
+async def _validate(cmd: Cmd) -> Any:
+    # The protocol models (pydantic) load with the first command with fields, off the startup path,
+    # and in a thread: on the loop, that import would stall it (and abort) for 0.1-1 s.
+    validate = await loaded("atomic_host.core.protocol.validate")
+    return validate.parse_command(cmd)
 
 
 def command(*, lane: Lane = "ordinary", raw: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -21,6 +21,7 @@ import httpx
 from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.http1 import DirectBody, DirectPool
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.kit.llm.sse import SSEDecoder
 
@@ -116,8 +117,10 @@ async def _events(
     while True:
         opened = False
         try:
-            timeout = httpx.Timeout(options.timeout_s)
-            async with client.stream("POST", url, headers=headers, json=body, timeout=timeout) as resp:
+            request = client.build_request(
+                "POST", url, headers=headers, json=body, timeout=httpx.Timeout(options.timeout_s)
+            )
+            async with _send(client, request, options.timeout_s) as resp:
                 if resp.status_code >= 400:
                     text = (await resp.aread()).decode("utf-8", errors="replace")
                     raise ProviderError(http_error_text(resp.status_code, text), resp.status_code, resp.headers)
@@ -131,7 +134,7 @@ async def _events(
                 # by the garbage collector on a loop that may be gone.
                 if _reads_as_utf8(resp, ctype):
                     decoder = SSEDecoder()  # httpx_sse's reading, on the bytes (kit/llm/sse.py)
-                    async with contextlib.aclosing(resp.aiter_bytes()) as chunks:
+                    async with contextlib.aclosing(_body_bytes(resp)) as chunks:
                         async for chunk in chunks:
                             for pair in decoder.feed(chunk):
                                 yield pair
@@ -159,6 +162,32 @@ async def _events(
             )
         await asyncio.sleep(delay)
         attempt += 1
+
+
+@contextlib.asynccontextmanager
+async def _send(
+    client: httpx.AsyncClient, request: httpx.Request, timeout_s: float | None
+) -> AsyncIterator[httpx.Response]:
+    """``client.stream`` for ``request``: through the client's :class:`DirectPool` when it has one
+    and no proxy covers the URL, else through httpx."""
+    direct: DirectPool | None = getattr(client, "direct", None)
+    if direct is not None and direct.handles(request.url):
+        async with direct.stream(request, timeout_s) as resp:
+            yield resp
+        return
+    resp = await client.send(request, stream=True)
+    try:
+        yield resp
+    finally:
+        await resp.aclose()
+
+
+def _body_bytes(resp: httpx.Response) -> AsyncIterator[bytes]:
+    """The response's body bytes: straight from a :class:`DirectBody` when nothing is to be
+    decoded (no ``Content-Encoding``), else through httpx's decoders."""
+    if isinstance(resp.stream, DirectBody) and "content-encoding" not in resp.headers:
+        return aiter(resp.stream)
+    return resp.aiter_bytes()
 
 
 def _reads_as_utf8(resp: httpx.Response, ctype: str) -> bool:

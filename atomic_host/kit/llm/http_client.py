@@ -106,16 +106,24 @@ def _note_missing_sniffio() -> None:
 
 def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None) -> Any:
     """An ``httpx.AsyncClient`` honouring the proxy variables, ``proxy`` (the setting) and the CA
-    variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline)."""
+    variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline).
+
+    Its ``direct`` attribute is the :class:`~atomic_host.kit.llm.http1.DirectPool` that
+    :func:`~atomic_host.kit.llm.http.sse_events` sends unproxied provider requests through."""
     import httpx
 
+    from atomic_host.kit.llm.http1 import DirectPool
+
     _note_missing_sniffio()
-    transports: dict[str, Any] = {}  # one transport (and TLS context) per proxy URL
+    # One TLS context (the CA bundle loads in tens of ms) for every transport and the DirectPool;
+    # trust_env: SSL_CERT_FILE / SSL_CERT_DIR.
+    tls = httpx.create_ssl_context(trust_env=True)
+    transports: dict[str, Any] = {}  # one transport per proxy URL
 
     def transport_for(url: str) -> Any:
         if url not in transports:
             try:
-                transports[url] = httpx.AsyncHTTPTransport(proxy=httpx.Proxy(url), trust_env=True)
+                transports[url] = httpx.AsyncHTTPTransport(proxy=httpx.Proxy(url), verify=tls)
             except Exception as exc:  # unknown scheme, socks without socksio, malformed URL
                 transports[url] = _broken_proxy_transport(url, exc)
         return transports[url]
@@ -129,9 +137,19 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
             continue
         mounts[pattern] = None if url is None else transport_for(url)
     # An explicit transport turns off httpx's own reading of the proxy variables: the routes above
-    # are the whole story. trust_env on the transport keeps SSL_CERT_FILE / SSL_CERT_DIR.
-    return httpx.AsyncClient(
+    # are the whole story.
+    class ProviderClient(httpx.AsyncClient):
+        """httpx's client plus ``direct``: provider streams to servers no proxy route covers skip
+        httpx's transport (kit/llm/http1.py). Closing it closes both."""
+
+        async def aclose(self) -> None:
+            await self.direct.aclose()
+            await super().aclose()
+
+    client = ProviderClient(
         timeout=httpx.Timeout(timeout_s),
-        transport=httpx.AsyncHTTPTransport(trust_env=True),
+        transport=httpx.AsyncHTTPTransport(verify=tls),
         mounts=mounts,
     )
+    client.direct = DirectPool(client, tls)
+    return client

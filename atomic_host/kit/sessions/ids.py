@@ -7,8 +7,9 @@ import os
 import re
 import time
 from collections.abc import Container
-from datetime import UTC, datetime
+from typing import Any
 
+from atomic_host.kit.lazy import module
 from atomic_host.kit.messages import ms_from_iso
 
 __all__ = ["ms_from_iso"]  # parsed in the kit, where entries become messages; used here by the stores
@@ -77,7 +78,7 @@ def iso_from_ms(ms: float) -> str:
     if date is None:
         if len(_DATES) >= 4096:
             _DATES.clear()
-        date = _DATES[day] = datetime.fromtimestamp(day * 86400, tz=UTC).strftime("%Y-%m-%d")
+        date = _DATES[day] = _datetime(day * 86400).strftime("%Y-%m-%d")
     hour, rest = divmod(rest, 3600)
     minute, sec = divmod(rest, 60)
     return f"{date}T{hour:02d}:{minute:02d}:{sec:02d}.{micro // 1000:03d}Z"
@@ -88,8 +89,14 @@ _DATES: dict[int, str] = {}
 """Day number since the epoch → ``YYYY-MM-DD``."""
 
 
+def _datetime(seconds: float) -> Any:
+    """``datetime.fromtimestamp(seconds, UTC)``; datetime is imported on first use (off the startup path)."""
+    datetime = module("datetime")
+    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
+
+
 def _iso_by_datetime(seconds: float) -> str:
-    dt = datetime.fromtimestamp(seconds, tz=UTC)
+    dt = _datetime(seconds)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 

@@ -1,6 +1,7 @@
-"""Copies of model data: a deep copy specialised for JSON-shaped values.
+"""Copies of JSON-shaped data: a deep copy specialised for dicts, lists and scalars.
 
-Model dicts come from JSON (the catalog files, models.json) or from plugins' ``ProviderInfo.models``.
+Model dicts come from JSON (the catalog files, models.json) or from plugins' ``ProviderInfo.models``;
+the host's model registry and the built-in catalog plugin both copy them, so this lives in the kit.
 ``copy.deepcopy`` spends most of its time on its memo and dispatch machinery; for dicts, lists and
 scalars a direct recursion gives the same result several times faster. Anything else (a tuple, a
 plugin's own object) still goes through ``copy.deepcopy``, so the result equals ``copy.deepcopy``'s
