@@ -14,6 +14,9 @@ are served FIFO, one per request; with an empty queue a request gets ``500 no re
 from __future__ import annotations
 
 import json
+import selectors
+import socket
+import socketserver
 import threading
 import time
 from collections import deque
@@ -92,6 +95,43 @@ def recorded_error(status: int, path: Path, headers: dict[str, str] | None = Non
     return Reply(status=status, body=path.read_bytes().decode("utf-8"), headers=dict(headers or {}))
 
 
+class ServingThread:
+    """Serve a ``socketserver`` server in a daemon thread until :meth:`stop`.
+
+    ``serve_forever`` sees a shutdown request only at its next poll, so every stop used to wait up
+    to the poll interval (0.05 s here, 0.5 s by default) and a test run stops hundreds of servers.
+    This thread sleeps in ``select`` on the listening socket and a wake-up socket: ``stop``
+    returns as soon as the thread has read the wake-up byte.
+    """
+
+    def __init__(self, server: socketserver.BaseServer) -> None:
+        self.server = server
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._thread: threading.Thread | None = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.server, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                ready = selector.select()
+                if any(key.fileobj is self._wake_r for key, _ in ready):
+                    return
+                self.server.handle_request()  # the listening socket is readable: accept at once
+
+    def stop(self) -> None:
+        """Stop accepting and close the listening socket; handlers still running finish on their own."""
+        if self._thread is None:
+            return
+        self._wake_w.send(b"x")
+        self._thread.join()
+        self._thread = None
+        self.server.server_close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -108,7 +148,7 @@ class SSEServer:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServingThread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> SSEServer:
@@ -129,15 +169,13 @@ class SSEServer:
             do_GET = do_POST
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+        self._serving = ServingThread(self._httpd)
         return self
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        if self._serving is not None:
+            self._serving.stop()
 
     def __enter__(self) -> SSEServer:
         return self.start()

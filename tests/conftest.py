@@ -6,7 +6,10 @@ wrong. Cost that grows with the input is checked by the ×10/×100 tests, which 
 count work; so the deadline is off for every property test.
 """
 
+import json
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -15,6 +18,11 @@ from atomic_host.core import jsonfast
 
 settings.register_profile("atomic", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("atomic")
+
+# pytest caches each test module's assertion-rewritten bytecode, unless PYTHONDONTWRITEBYTECODE is
+# set (as on this machine): then every run and every xdist worker rewrites all test modules again
+# (collection 14-15 s CPU per process instead of 6 s). The cache is in __pycache__ (git-ignored).
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(params=["stdlib", "orjson"])
@@ -27,3 +35,47 @@ def engine(request: pytest.FixtureRequest) -> Iterator[str]:
         jsonfast._fast = None
     yield request.param
     jsonfast._fast = saved
+
+
+# --- scheduling: longest test files first ----------------------------------------------------------
+# With ``--dist loadfile`` a file runs whole on one worker, in the order of the collection
+# (``--no-loadscope-reorder``). A long file taken last leaves one worker running alone at the end,
+# so the files go longest first, by the seconds measured in file_durations.json. A file not in it
+# (new) goes first of all: started early it cannot make the tail, however long it is.
+# ``python -m pytest --store-durations`` measures a run and rewrites the file.
+
+DURATIONS = Path(__file__).with_name("file_durations.json")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--store-durations", action="store_true", help=f"write per-file seconds to {DURATIONS.name}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    seconds: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(item.nodeid.split("::", 1)[0], len(first_seen))
+
+    def key(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return -seconds.get(path, float("inf")), first_seen[path]
+
+    items.sort(key=key)  # stable: a file's tests keep their order
+
+
+_measured: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum setup, call and teardown seconds per file (in the controller under xdist)."""
+    path = report.nodeid.split("::", 1)[0]
+    _measured[path] = _measured.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput") and _measured:
+        stored: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+        stored.update({path: round(total, 1) for path, total in _measured.items()})
+        DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")

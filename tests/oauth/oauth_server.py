@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from atomic_host.testing_sse import ServingThread
+
 
 def fake_jwt(claims: dict[str, Any]) -> str:
     """An unsigned JWT carrying ``claims`` (the host reads, never verifies, the account id)."""
@@ -94,13 +96,11 @@ class OAuthServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._serving = ServingThread(self._httpd)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._serving.stop()
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}{path}"

@@ -40,15 +40,14 @@ class RecordingProxy:
 
         self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self._serving = sse.ServingThread(self.server)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._serving.stop()
 
     def _serve(self, client: socket.socket) -> None:
         data = b""
