@@ -25,6 +25,19 @@ settings.load_profile("atomic")
 sys.dont_write_bytecode = False
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the host's packages once, before the workers start: most tests start ``atomic``
+    subprocesses, which inherit PYTHONDONTWRITEBYTECODE and, without .pyc files in the checkout
+    (a fresh CI clone), compiled every module they import again at every start."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    root = Path(__file__).resolve().parent.parent
+    for package in ("atomic_host", "builtin_plugins"):
+        compileall.compile_dir(root / package, quiet=1)
+
+
 @pytest.fixture(params=["stdlib", "orjson"])
 def engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run the test once with each protocol JSON engine (the stdlib encoder, then orjson)."""
