@@ -117,6 +117,25 @@ def host_env(agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] 
 
 
 
+class FlakyWriter:
+    """A session writer (``Session(..., writer=...)``) whose next append fails with ``OSError``
+    when ``fail_next`` is set: the session must unpublish that entry, as after a full disk."""
+
+    def __init__(self) -> None:
+        self.fail_next = False
+
+    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        pass
+
+    def append(self, entry: dict[str, Any]) -> None:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+
+    def close(self) -> None:
+        pass
+
+
 def bash_deltas(host: Host, req_id: str, channel: str | None = None) -> list[dict[str, Any]]:
     """The ``bash_execution_update`` events of the ``bash`` command ``req_id`` (of one channel)."""
     return [

@@ -26,24 +26,7 @@ from atomic_host.kit.secrets import SecretSet
 from atomic_host.kit.sessions.store import MemoryStore
 from atomic_host.kit.sessions.tree import Session
 from atomic_host.session.tree import entries_json, tree_json
-
-
-class FlakyWriter:
-    """A writer whose next append fails when told to: the session unpublishes that entry."""
-
-    def __init__(self) -> None:
-        self.fail_next = False
-
-    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
-        pass
-
-    def append(self, entry: dict[str, Any]) -> None:
-        if self.fail_next:
-            self.fail_next = False
-            raise OSError("disk full")
-
-    def close(self) -> None:
-        pass
+from atomic_host.testing import FlakyWriter
 
 
 @pytest.fixture

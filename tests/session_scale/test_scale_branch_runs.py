@@ -12,26 +12,9 @@ from hypothesis import strategies as st
 
 from atomic_host.kit.sessions.store import new_header
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
+from atomic_host.testing import FlakyWriter
 
 TS = "2026-01-01T00:00:00.000Z"
-
-
-class FlakyWriter:
-    """Persisted-session writer whose next append fails when told to (the entry is unpublished)."""
-
-    def __init__(self) -> None:
-        self.fail_next = False
-
-    def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
-        pass
-
-    def append(self, entry: dict[str, Any]) -> None:
-        if self.fail_next:
-            self.fail_next = False
-            raise OSError("disk full")
-
-    def close(self) -> None:
-        pass
 
 
 def reference_index(entries: list[dict[str, Any]]) -> dict[str, int]:
