@@ -278,3 +278,26 @@ class SSEServer:
                 except OSError:
                     return
                 time.sleep(0.05)
+
+
+def make_certificates(directory: Path, common_name: str, subject_alt_name: str) -> dict[str, Path]:
+    """A throwaway CA and a server certificate for ``subject_alt_name`` (``IP:127.0.0.1``,
+    ``DNS:vendor.example``) signed by it, made with the openssl CLI in ``directory``:
+    ``{"ca", "cert", "key"}`` paths. For TLS tests that trust the CA through SSL_CERT_FILE."""
+    import subprocess
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=atomic-host test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr",
+        "-subj", f"/CN={common_name}")  # fmt: skip
+    (directory / "leaf.ext").write_text(
+        f"subjectAltName={subject_alt_name}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\nauthorityKeyIdentifier=keyid\n"
+    )
+    run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "leaf.pem", "-days", "2", "-extfile", "leaf.ext")  # fmt: skip
+    return {"ca": directory / "ca.pem", "cert": directory / "leaf.pem", "key": directory / "leaf.key"}

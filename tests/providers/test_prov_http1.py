@@ -20,7 +20,6 @@ import json
 import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 from collections import deque
@@ -37,6 +36,7 @@ from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http import OPEN, ProviderError, StreamAborted, _body_bytes, _send, sse_events
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.testing import start_host
+from atomic_host.testing_sse import make_certificates
 
 
 class RawServer:
@@ -358,22 +358,7 @@ def ip_certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A throwaway CA and a certificate for 127.0.0.1 signed by it (openssl CLI)."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
-    d = tmp_path_factory.mktemp("tls")
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=atomic-host test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1")
-    (d / "leaf.ext").write_text(
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-        "keyUsage=critical,digitalSignature,keyEncipherment\nauthorityKeyIdentifier=keyid\n"
-    )
-    run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "leaf.pem", "-days", "2", "-extfile", "leaf.ext")  # fmt: skip
-    return {"ca": d / "ca.pem", "cert": d / "leaf.pem", "key": d / "leaf.key"}
+    return make_certificates(tmp_path_factory.mktemp("tls"), "127.0.0.1", "IP:127.0.0.1")
 
 
 @pytest.mark.parametrize("trusted", [True, False])

@@ -12,7 +12,6 @@ import shutil
 import socket
 import socketserver
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from vendor_helpers import NO_RETRY, assistants, sse, stream_reply, text_of
+
+from atomic_host.testing_sse import make_certificates
 
 API = "anthropic-messages"
 
@@ -173,23 +174,7 @@ def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A throwaway CA and a certificate for vendor.example signed by it (openssl CLI)."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
-    d = tmp_path_factory.mktemp("tls")
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=atomic-host test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr",
-        "-subj", "/CN=vendor.example")
-    (d / "leaf.ext").write_text(
-        "subjectAltName=DNS:vendor.example\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-        "keyUsage=critical,digitalSignature,keyEncipherment\nauthorityKeyIdentifier=keyid\n"
-    )
-    run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "leaf.pem", "-days", "2", "-extfile", "leaf.ext")
-    return {"ca": d / "ca.pem", "cert": d / "leaf.pem", "key": d / "leaf.key"}
+    return make_certificates(tmp_path_factory.mktemp("tls"), "vendor.example", "DNS:vendor.example")
 
 
 @pytest.fixture
