@@ -196,3 +196,25 @@ def reference_entries_text(session: Session) -> str:
     from atomic_host.core.jsonfast import dumps
 
     return dumps(list(session.entries))
+
+
+def reference_index(entries: list[dict[str, Any]]) -> dict[str, int]:
+    index = {}
+    for position, entry in enumerate(entries):
+        if isinstance(entry.get("id"), str):
+            index[entry["id"]] = position  # a duplicate id names its last entry
+    return index
+
+
+def reference_branch(entries: list[dict[str, Any]], leaf_id: str | None) -> list[dict[str, Any]]:
+    """The walk with a seen set at every step (the definition)."""
+    index = reference_index(entries)
+    position = index.get(leaf_id) if leaf_id else None
+    positions: list[int] = []
+    seen: set[int] = set()
+    while position is not None and position not in seen:
+        positions.append(position)
+        seen.add(position)
+        parent = entries[position].get("parentId")
+        position = index.get(parent) if isinstance(parent, str) else None
+    return [entries[i] for i in reversed(positions)]

@@ -9,34 +9,13 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scale_helpers import reference_branch, reference_index
 
 from atomic_host.kit.sessions.store import new_header
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 from atomic_host.testing import FlakyWriter
 
 TS = "2026-01-01T00:00:00.000Z"
-
-
-def reference_index(entries: list[dict[str, Any]]) -> dict[str, int]:
-    index = {}
-    for position, entry in enumerate(entries):
-        if isinstance(entry.get("id"), str):
-            index[entry["id"]] = position  # a duplicate id names its last entry
-    return index
-
-
-def reference_branch(entries: list[dict[str, Any]], leaf_id: str | None) -> list[dict[str, Any]]:
-    """The walk with a seen set at every step (the definition)."""
-    index = reference_index(entries)
-    position = index.get(leaf_id) if leaf_id else None
-    positions: list[int] = []
-    seen: set[int] = set()
-    while position is not None and position not in seen:
-        positions.append(position)
-        seen.add(position)
-        parent = entries[position].get("parentId")
-        position = index.get(parent) if isinstance(parent, str) else None
-    return [entries[i] for i in reversed(positions)]
 
 
 def reference_state(entries: list[dict[str, Any]]) -> tuple[Any, ...]:

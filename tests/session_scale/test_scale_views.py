@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scale_helpers import (
     assistant,
+    reference_branch,
     reference_entries_text,
     reference_fork_messages,
     reference_name,
@@ -194,20 +195,6 @@ def test_listing_timestamps_are_the_datetime_library_s_text(ms: float) -> None:
     assert got == expected
 
 
-def _reference_branch(session: Session, leaf_id: str | None) -> list[dict[str, Any]]:
-    """The walk with a seen set at every step (the definition)."""
-    index = {e["id"]: i for i, e in enumerate(session.entries)}
-    position = index.get(leaf_id) if leaf_id else None
-    positions: list[int] = []
-    seen: set[int] = set()
-    while position is not None and position not in seen:
-        positions.append(position)
-        seen.add(position)
-        parent = session.entries[position].get("parentId")
-        position = index.get(parent) if isinstance(parent, str) else None
-    return [session.entries[i] for i in reversed(positions)]
-
-
 @settings(max_examples=300)
 @given(parents=st.lists(st.one_of(st.none(), st.integers(-3, 40), st.just("self")), max_size=30), data=st.data())
 def test_branch_is_the_checked_walk_for_any_parent_links(parents: list[Any], data: Any) -> None:
@@ -225,4 +212,4 @@ def test_branch_is_the_checked_walk_for_any_parent_links(parents: list[Any], dat
         entries.append({"type": "custom", "id": ids[i], "parentId": link, "timestamp": "2026-01-01T00:00:00.000Z"})
     session = Session(new_header("/p"), entries)
     leaf = data.draw(st.sampled_from(ids)) if ids else None
-    assert session.branch(leaf) == _reference_branch(session, leaf)
+    assert session.branch(leaf) == reference_branch(session.entries, leaf)
