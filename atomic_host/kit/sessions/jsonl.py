@@ -42,11 +42,12 @@ def read_bytes_nofollow(path: Path) -> bytes:
     """Read a regular file, refusing symlinks (O_NOFOLLOW)."""
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise InvalidSessionFile(f"Not a regular file: {path}")
         # one read of the size fstat gives (+1 to see EOF): one buffer, not chunks joined into a
         # second one (a long session is megabytes; every buffer is a copy and fresh pages)
-        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+        chunks = [os.read(fd, info.st_size + 1)]
         while chunks[-1]:
             chunks.append(os.read(fd, 1 << 20))
         return chunks[0] if len(chunks) == 2 else b"".join(chunks)
