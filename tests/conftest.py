@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from atomic_host.core import jsonfast
+from atomic_host.kit import secrets
 
 settings.register_profile("atomic", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("atomic")
@@ -36,6 +37,20 @@ def pytest_configure(config: pytest.Config) -> None:
     root = Path(__file__).resolve().parent.parent
     for package in ("atomic_host", "builtin_plugins"):
         compileall.compile_dir(root / package, quiet=1)
+
+
+@pytest.fixture(autouse=True)
+def fresh_secrets() -> Iterator[None]:
+    """Each test starts with the host's credential set empty. Registrations last for the life of
+    the process (kit/secrets.py), so a token registered in process by one test (the OAuth parsing
+    properties register what hypothesis draws, e.g. "timestamp") masked JSON keys in later tests
+    of the same worker: session tests saw '[REDACTED:oauth:access]' for "timestamp"."""
+    saved = secrets._default
+    secrets._default = secrets.SecretSet()
+    try:
+        yield
+    finally:
+        secrets._default = saved
 
 
 @pytest.fixture(params=["stdlib", "orjson"])
