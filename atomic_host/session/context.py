@@ -9,9 +9,9 @@ plugins use them too; the names are re-exported here for the host's importers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from atomic_host.contract.records import field, record
 from atomic_host.kit.messages import (
     BRANCH_SUMMARY_PREFIX,
     BRANCH_SUMMARY_SUFFIX,
@@ -54,7 +54,7 @@ VERBATIM_COMPACTION_PREFIX = (
 SUMMARY_COMPACTION_PREFIX = "The following is a summary of the earlier conversation:\n\n"
 
 
-@dataclass
+@record  # not @dataclass: no per-class code to compile at every start
 class SessionContext:
     """What a branch contributes to the next model request."""
 

@@ -65,6 +65,7 @@ LAZY_MODULES = {
     "atomic_host.agent.oversized": "the first tool call's",
     "atomic_host.engine.compaction": "the first prompt's",
     "atomic_host.kit.llm.stream": "the first prompt's",
+    "dataclasses": "plugins' and the host's own dataclasses (records need no dataclasses import)",
 }
 """Modules the first get_state must not wait for → who needs them."""
 PREFIXES = [("dbos_", "DBOS (workflows engine)"), ("acp_", "ACP"), ("mcp_", "MCP SDK")]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from atomic_host.contract.records import field, record
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.ids import iso_from_ms, ms_from_iso
 
 
-@dataclass
+@record  # not @dataclass: no per-class code to compile at every start
 class ListingState:
     """Running listing fields of one session; ``apply`` each entry in append order."""
 
