@@ -65,6 +65,8 @@ LAZY_MODULES = {
     "atomic_host.agent.oversized": "the first tool call's",
     "atomic_host.engine.compaction": "the first prompt's",
     "atomic_host.kit.llm.stream": "the first prompt's",
+    "atomic_host.engine.navigation": "the first new_session/switch_session/fork's (or the warm-up thread's)",
+    "atomic_host.engine.branch_summary": "navigate_tree's",
     "dataclasses": "plugins' and the host's own dataclasses (records need no dataclasses import)",
 }
 """Modules the first get_state must not wait for → who needs them."""

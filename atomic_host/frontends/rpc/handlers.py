@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.engine import navigation
 from atomic_host.engine.retry import model_ref
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable, command
@@ -333,14 +332,20 @@ class Handlers:
         return NO_RESPONSE
 
     # --- sessions (navigation is the engine's: engine/navigation.py) ---
+    # engine.navigation (with branch summaries) is imported by the first navigation command, or
+    # before it by the warm-up thread (frontends/rpc/main.py): the first get_state does not need it.
 
     @command()
     async def on_new_session(self, cmd: NewSessionCommand) -> Any:
+        from atomic_host.engine import navigation
+
         started = await navigation.new_session(self.rt, parent_session=cmd.parent_session)
         return {"cancelled": not started}
 
     @command()
     async def on_switch_session(self, cmd: SwitchSessionCommand) -> Any:
+        from atomic_host.engine import navigation
+
         session = await navigation.open_session(
             self.rt, session_id=cmd.session_id, path=cmd.session_path, directory=cmd.session_directory
         )
@@ -349,6 +354,8 @@ class Handlers:
 
     @command()
     async def on_import_session(self, cmd: ImportSessionCommand) -> Any:
+        from atomic_host.engine import navigation
+
         imported = await navigation.import_session(self.rt, cmd.input_path, cwd=cmd.cwd_override)
         return {"cancelled": not imported}
 
@@ -371,11 +378,15 @@ class Handlers:
 
     @command()
     async def on_fork(self, cmd: ForkCommand) -> Any:
+        from atomic_host.engine import navigation
+
         forked = await navigation.fork(self.rt, cmd.entry_id)
         return {"text": forked.text, "cancelled": forked.cancelled}
 
     @command()
     async def on_clone(self) -> Any:
+        from atomic_host.engine import navigation
+
         return {"cancelled": not await navigation.clone(self.rt)}
 
     @command()
@@ -425,6 +436,8 @@ class Handlers:
 
     @command()
     async def on_navigate_tree(self, cmd: NavigateTreeCommand) -> Any:
+        from atomic_host.engine import navigation
+
         options = cmd.options
         move = await navigation.navigate_tree(
             self.rt,

@@ -19,12 +19,13 @@ def _prewarm(tools: list[Any]) -> None:
     """Import what later commands need off the critical path, so the first prompt does not import
     on the event loop: first the host's own modules of a run (the agent loop, tool execution,
     compaction: a prompt right after the first response would otherwise import them on the loop
-    while this thread holds the GIL for pydantic), then orjson, httpx, the pydantic protocol
-    models and the tools' modules and schemas."""
+    while this thread holds the GIL for pydantic) and session navigation (new_session, fork, …),
+    then orjson, httpx, the pydantic protocol models and the tools' modules and schemas."""
     try:
         import atomic_host.agent.loop
         import atomic_host.agent.tool_exec
         import atomic_host.engine.compaction
+        import atomic_host.engine.navigation
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()
