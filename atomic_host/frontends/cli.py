@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -320,9 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     if opts.mode == "rpc":
         if _stdin_is_tty():
             print(RPC_TTY_HINT, file=sys.stderr, flush=True)
+        # The collector pauses over the whole start, the RPC frontend's imports (asyncio, …)
+        # included, and runs again once the host has started (frontends/rpc/main.py _startup_done).
+        collecting = gc.isenabled()
+        gc.disable()
         from atomic_host.frontends.rpc.main import run_rpc
 
-        return run_rpc(opts)
+        return run_rpc(opts, collecting=collecting)
     if opts.mode == "acp":
         from atomic_host.frontends.acp.main import run_acp
 

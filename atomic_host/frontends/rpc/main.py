@@ -69,9 +69,12 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-async def serve(opts: Options) -> int:
-    collecting = gc.isenabled()
-    gc.disable()  # until started: see _startup_done
+async def serve(opts: Options, collecting: bool | None = None) -> int:
+    """Start the runtime and serve stdin until EOF. ``collecting``: whether the garbage collector ran
+    before the caller paused it for the start (None: not paused yet, so paused here)."""
+    if collecting is None:
+        collecting = gc.isenabled()
+        gc.disable()  # until started: see _startup_done
     try:
         from atomic_host.frontends.rpc.handlers import Handlers
         from atomic_host.frontends.rpc.io import Output
@@ -152,8 +155,9 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
             loop.close()
 
 
-def run_rpc(opts: Options) -> int:
-    return run_to_exit(serve(opts))
+def run_rpc(opts: Options, *, collecting: bool | None = None) -> int:
+    """``atomic --mode rpc``; ``collecting`` as for :func:`serve`."""
+    return run_to_exit(serve(opts, collecting))
 
 
 def run_to_exit(main: Any) -> int:
