@@ -36,12 +36,13 @@ SUMMARY = (
     "Some tools may not have been provided upfront; use tool_search to discover currently registered tools."
 )
 
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+"
+"""A word; compiled by the first search (``re`` caches it), not by every host start."""
 
 
 def tokenize(text: str) -> list[str]:
     """Lowercase word tokens, split on non-alphanumerics and camelCase/snake_case boundaries."""
-    return [w.lower() for w in _WORD.findall(text)]
+    return [w.lower() for w in re.findall(_WORD, text)]
 
 
 def tool_document(tool: Tool) -> list[str]:

@@ -93,9 +93,11 @@ async def serve(opts: Options, collecting: bool | None = None) -> int:
         _startup_done(collecting)
 
     async def on_eof() -> None:
-        from atomic_host.frontends.rpc.bash import drain
-
-        await drain()
+        # Bash requests are owned by frontends/rpc/bash.py; if no command ever imported it, none
+        # ran and there is nothing to cancel (the import would be the only work done here).
+        bash = sys.modules.get("atomic_host.frontends.rpc.bash")
+        if bash is not None:
+            await bash.drain()
         await rt.shutdown()
 
     def warm() -> None:
