@@ -26,6 +26,9 @@ OVERRIDABLE = frozenset({"name", "reasoning", "thinkingLevelMap", "input", "cost
 _MERGED = frozenset({"headers", "compat", "samplingParams", "thinkingLevelMap"})
 _KEY_ORDER = ("id", "name", "api", "provider", "baseUrl", "reasoning", "thinkingLevelMap", "input", "cost",
               "contextWindow", "maxTokens", "samplingParams", "headers", "compat")
+_ORDERED = frozenset(_KEY_ORDER)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Values shared rather than copied (immutable)."""
 
 
 @record
@@ -125,21 +128,36 @@ def _model_problem(m: Any) -> str | None:
 
 def normalize_model(raw: dict[str, Any], provider: str, api: str, base_url: str,
                     compat: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A full Model dict: defaults filled in, ``compat`` = provider compat under model compat."""
-    model = json_copy(raw)
-    model["provider"] = provider
-    model.setdefault("name", model["id"])
-    model.setdefault("api", api)
-    model.setdefault("baseUrl", base_url)
-    for key, value in MODEL_DEFAULTS.items():
-        if key not in model:
-            model[key] = json_copy(value)
-    model["cost"] = {**ZERO_COST, **(model.get("cost") or {})}
-    if compat or "compat" in model:
-        model["compat"] = {**(compat or {}), **(model.get("compat") or {})}
-    ordered = {k: model[k] for k in _KEY_ORDER if k in model}
-    ordered.update({k: v for k, v in model.items() if k not in ordered})
-    return ordered
+    """A full Model dict: defaults filled in, ``compat`` = provider compat under model compat; the
+    keys in the protocol's order (``_KEY_ORDER``), then the others in ``raw``'s. One pass, copying
+    each of ``raw``'s values once: every start normalizes each model of the catalog."""
+    model: dict[str, Any] = {}
+    fallbacks = {"name": _copy(raw["id"]), "api": api, "baseUrl": base_url}
+    for key in _KEY_ORDER:
+        if key == "provider":
+            model[key] = provider
+        elif key == "cost":
+            cost = raw.get("cost")
+            model[key] = {**ZERO_COST, **(json_copy(cost) if cost else {})}
+        elif key == "compat":
+            if compat or "compat" in raw:
+                own = raw.get("compat")
+                model[key] = {**(compat or {}), **(json_copy(own) if own else {})}
+        elif key in raw:
+            model[key] = _copy(raw[key])
+        elif key in fallbacks:
+            model[key] = fallbacks[key]
+        elif key in MODEL_DEFAULTS:
+            model[key] = json_copy(MODEL_DEFAULTS[key])
+    for key, value in raw.items():
+        if key not in _ORDERED:
+            model[key] = _copy(value)
+    return model
+
+
+def _copy(value: Any) -> Any:
+    """``json_copy(value)``, without the call for a scalar (most of a model's values)."""
+    return value if type(value) in _SCALARS else json_copy(value)
 
 
 def apply_override(model: dict[str, Any], patch: dict[str, Any]) -> None:
