@@ -76,9 +76,12 @@ def _group_declared(group: str) -> bool:
         except OSError:
             continue
         for name in names:
-            if name.endswith((".dist-info", ".egg-info")) and header in _read_bytes(
-                f"{directory}/{name}/entry_points.txt"
-            ):
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            path = f"{directory}/{name}/entry_points.txt"
+            # os.access first: most distributions have no entry_points.txt, and a failed open
+            # raises (an exception per distribution costs more than the check)
+            if os.access(path, os.F_OK) and header in _read_bytes(path):
                 return True
     return False
 
