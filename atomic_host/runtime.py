@@ -23,12 +23,25 @@ from atomic_host.plugins.named import NamedTable
 from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.tools import Tool
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.engine.services import EventSink, FrontendUI
     from atomic_host.kit.sessions.store import SessionStore
+
+
+CONTRIBUTION_HOOKS = (
+    "register_tools",
+    "register_commands",
+    "register_providers",
+    "register_workflows",
+    "register_session_stores",
+    "register_exporters",
+)
+"""The hooks :meth:`Runtime.collect` calls for each plugin, in this order."""
 
 
 class Runtime:
@@ -136,10 +149,14 @@ class Runtime:
 
         name, path = record.name, record.path
         builtin = record.source == "builtin"
-        self.hooks.call(
-            "register_tools", plugin=name, register=lambda t: self.tools.add(t, name, path, builtin=builtin)
-        )
-        self.hooks.call("register_commands", plugin=name, register=lambda c: self.commands.add(c, name, path))
+        implemented = self.plugins.implemented(name, CONTRIBUTION_HOOKS)
+
+        def contribute(hook: str, register: Callable[[Any], None]) -> None:
+            if hook in implemented:  # a call of a hook the plugin does not implement would find nothing to run
+                self.hooks.call(hook, plugin=name, register=register)
+
+        contribute("register_tools", lambda t: self.tools.add(t, name, path, builtin=builtin))
+        contribute("register_commands", lambda c: self.commands.add(c, name, path))
 
         def register_provider(item: ApiImpl | ProviderInfo) -> None:
             item.plugin = name
@@ -150,7 +167,7 @@ class Runtime:
             else:
                 raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
 
-        self.hooks.call("register_providers", plugin=name, register=register_provider)
+        contribute("register_providers", register_provider)
 
         def register_workflow(item: Any) -> None:
             from atomic_host.contract.registrations import WorkflowDefinition
@@ -160,9 +177,9 @@ class Runtime:
             item.plugin = name
             self.workflow_defs = [w for w in self.workflow_defs if w.name != item.name] + [item]
 
-        self.hooks.call("register_workflows", plugin=name, register=register_workflow)
-        self.hooks.call("register_session_stores", plugin=name, register=self.store_kinds.register_for(name))
-        self.hooks.call("register_exporters", plugin=name, register=self.exporters.register_for(name))
+        contribute("register_workflows", register_workflow)
+        contribute("register_session_stores", self.store_kinds.register_for(name))
+        contribute("register_exporters", self.exporters.register_for(name))
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 

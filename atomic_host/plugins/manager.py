@@ -16,7 +16,7 @@ import inspect
 import itertools
 import sys
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from types import FunctionType, MethodType, ModuleType
 from typing import Any
@@ -360,6 +360,11 @@ class PluginHost:
         if plugin is not None:
             impls = [i for i in impls if i.plugin_name == plugin]
         return impls
+
+    def implemented(self, plugin: str, hook_names: Iterable[str]) -> set[str]:
+        """Those of ``hook_names`` that ``plugin`` implements."""
+        hooks = self.pm.hook
+        return {h for h in hook_names if any(i.plugin_name == plugin for i in getattr(hooks, h).get_hookimpls())}
 
     def has_impls(self, hook_name: str) -> bool:
         return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
