@@ -126,6 +126,8 @@ def record(cls: T) -> T:
     hidden: set[str] = set()  # field(repr=False)
     uncompared: set[str] = set()  # field(compare=False)
     for base in reversed(cls.__mro__[1:]):  # inherited fields first, as dataclasses do
+        if base is object:
+            continue  # (the miss of a getattr with a default raises inside, for each record class)
         for name in getattr(base, "__record_fields__", ()):
             if name not in names:
                 names.append(name)
@@ -139,7 +141,7 @@ def record(cls: T) -> T:
         if name not in cls.__dict__:
             continue
         value = cls.__dict__[name]
-        spec = _as_field(value)
+        spec = value if isinstance(value, Field) else _as_field(value)
         if spec is not None:
             if not spec.repr:
                 hidden.add(name)
