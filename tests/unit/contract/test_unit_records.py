@@ -100,3 +100,27 @@ def test_definition_errors_match_dataclasses() -> None:
         @record
         class Shared:
             a: list[int] = []
+
+
+def test_a_dataclasses_field_still_works_in_a_record() -> None:
+    # records have their own field(); one written with dataclasses.field behaves as before
+    @record
+    class Mixed:
+        name: str
+        tags: list[str] = dataclasses.field(default_factory=list)
+        note: Any = dataclasses.field(default=None, repr=False)
+        level: int = field(default=2, compare=False)
+
+    a, b = Mixed("x"), Mixed("x", level=5)
+    a.tags.append("t")
+    assert Mixed("y").tags == [] and a.tags == ["t"]
+    assert repr(b).endswith("Mixed(name='x', tags=[], level=5)")
+    assert Mixed("x") == b  # level is not compared
+    assert Mixed.note is None and Mixed.level == 2  # plain defaults stay class attributes
+
+
+def test_field_refuses_a_default_and_a_factory_like_dataclasses() -> None:
+    with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
+        field(default=1, default_factory=list)
+    with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
+        dataclasses.field(default=1, default_factory=list)
