@@ -41,7 +41,7 @@ CONTRIBUTION_HOOKS = (
     "register_session_stores",
     "register_exporters",
 )
-"""The hooks :meth:`Runtime.collect` calls for each plugin, in this order."""
+"""The hooks :meth:`Runtime.collect` calls for each plugin (those of them it implements)."""
 
 
 class Runtime:

@@ -75,7 +75,10 @@ def _as_field(value: Any) -> Field | None:
     if isinstance(value, Field):
         return value
     dataclasses = sys.modules.get("dataclasses")
-    if dataclasses is None or not isinstance(value, dataclasses.Field):
+    # getattr: another thread may be importing dataclasses right now (the warm-up thread's
+    # pydantic); a value can only be a dataclasses.Field once that class exists
+    field_type = getattr(dataclasses, "Field", None)
+    if field_type is None or not isinstance(value, field_type):
         return None
     unset = dataclasses.MISSING
     default = MISSING if value.default is unset else value.default
