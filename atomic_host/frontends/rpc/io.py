@@ -110,11 +110,13 @@ class Output:
     as soon as a record comes :data:`HOLD_S` after that first one (a long iteration, such as a
     network read of many deltas, still streams). A streamed reply produces several deltas per
     network read, and one ``write`` (one wake-up of the client) per delta cost more than the rest
-    of the per-delta work together (issue 12). Agent events (:data:`_HELD_KINDS`) are never
-    written at once, even first: a run's iteration sends several (``agent_start`` …
-    ``message_start``, then ``start``, ``text_start``, the first delta), which then share one
-    write — except a message's first content delta (:data:`_FIRST_DELTAS`), which is written at
-    once with whatever is held before it: it is what a client waits for (time to first token),
+    of the per-delta work together (issue 12). Agent events (:data:`_HELD_KINDS`) and the
+    ``prompt`` response are never written at once, even first: a run's iteration sends several
+    (``agent_start`` … ``message_start``, then ``start``, ``text_start``, the first delta), which
+    then share one write, and the response goes out with the run's first events once its model
+    request is on the wire (the client's wake-up is then off the path to the first delta) —
+    except a message's first content delta (:data:`_FIRST_DELTAS`), which is written at once
+    with whatever is held before it: it is what a client waits for (time to first token),
     and it must not wait for the rest of its network read to be parsed. Records sent off the
     loop's thread are written at once, as before. :meth:`flush` writes whatever is held; the
     frontends call it on exit.
@@ -161,7 +163,7 @@ class Output:
             self._write(pieces)
             return
         kind = record.get("type")
-        held_kind = kind in _HELD_KINDS
+        held_kind = kind in _HELD_KINDS or (kind == "response" and record.get("command") == "prompt")
         if held_kind and self._awaiting_delta and kind == "message_update":
             event = record.get("assistantMessageEvent")
             if type(event) is dict and event.get("type") in _FIRST_DELTAS:
