@@ -178,14 +178,17 @@ class DirectPool:
         (:func:`json_body`; checked equal the first time). Used only while the client's own
         headers are as they were then and it has no cookies, params or base URL, for direct
         requests whose head ends with ``Content-Length`` (otherwise every request is built)."""
+        client = self.client
+        build = client.build_request
+        if body is None or not self._plain_client():  # httpx sends no body for json=None
+            return build("POST", url, headers=headers, json=body, timeout=httpx.Timeout(timeout_s))
         key = (url, tuple(headers.items()))
         template = self._posts.get(key, _UNKNOWN)
-        client = self.client
-        if type(template) is _PostTemplate and template.client_headers == client.headers.raw and self._plain_client():
+        if type(template) is _PostTemplate and template.client_headers == client.headers.raw:
             content = json_body(body)
             return PreparedPost(template.head + b"%d\r\n\r\n" % len(content) + content, template)
-        request = client.build_request("POST", url, headers=headers, json=body, timeout=httpx.Timeout(timeout_s))
-        if template is not None:  # unknown, or the client changed since: learn again
+        request = build("POST", url, headers=headers, json=body, timeout=httpx.Timeout(timeout_s))
+        if template is not None:  # unknown, or the client's headers changed since: learn again
             if len(self._posts) >= MAX_POST_TEMPLATES:
                 self._posts.clear()
             self._posts[key] = self._template(request, headers, body)
@@ -198,7 +201,6 @@ class DirectPool:
     def _template(self, request: httpx.Request, headers: dict[str, str], body: Any) -> _PostTemplate | None:
         if (
             not self.handles(request.url)
-            or not self._plain_client()
             or any(k.lower() in ("content-length", "transfer-encoding", "host") for k in headers)
         ):
             return None
