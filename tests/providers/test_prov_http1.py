@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http import OPEN, ProviderError, StreamAborted, _body_bytes, _send, sse_events
+from atomic_host.kit.llm.http1 import freeze_json, json_body
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import make_certificates
@@ -468,3 +469,15 @@ async def test_the_host_streams_replies_over_one_kept_alive_connection(raw_serve
             replies.append(end["messages"][-1]["content"][0]["text"])
     assert replies == ["one two ", "three four "]
     assert raw_server.connections == 1 and len(raw_server.requests) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.dictionaries(st.text(max_size=5), JSON, max_size=4), frozen=JSON, key=st.text(max_size=5))
+def test_json_body_with_a_frozen_member_is_the_json_httpx_sends(body: dict[str, Any], frozen: Any, key: str) -> None:
+    """``freeze_json``: a body member kept encoded is spliced, and the bytes are still those of
+    ``json.dumps`` with httpx's arguments (also for a frozen value that is not a member)."""
+    expected = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    value = freeze_json([frozen])
+    assert json_body(body) == expected
+    body = {**body, key: value}
+    assert json_body(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
