@@ -198,8 +198,11 @@ def _body_bytes(resp: httpx.Response) -> AsyncIterator[bytes]:
 def _reads_as_utf8(resp: httpx.Response, ctype: str) -> bool:
     """The stream is text/event-stream in UTF-8 (what every provider sends): :class:`SSEDecoder`
     reads it. Another charset, or a content type httpx_sse would refuse, goes to httpx_sse."""
-    if "text/event-stream" not in ctype.partition(";")[0]:
+    mime, semicolon, _ = ctype.partition(";")
+    if "text/event-stream" not in mime:
         return False
+    if not semicolon and resp.default_encoding == "utf-8":
+        return True  # no charset parameter: httpx reads it as its default (parsing that took ~20 µs)
     encoding = resp.encoding or "utf-8"
     try:
         return codecs.lookup(encoding).name == "utf-8"
