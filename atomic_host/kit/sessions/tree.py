@@ -93,7 +93,11 @@ class Session:
         location: str | None = None,
         persisted: bool = False,
         cwd_override: str | None = None,
+        keyed_only: bool = False,
     ) -> None:
+        """``keyed_only``: ``entries`` are a file's records after the header, of which only those
+        with a string id are entries (what ``kit.sessions.jsonl.keyed_entries`` keeps): dropped
+        here, where the ids are looked at anyway, instead of by one more pass of the store's."""
         self.header = header
         self.entries: list[dict[str, Any]] = []
         self._index: dict[str, int] = {}
@@ -104,8 +108,8 @@ class Session:
         self._has_assistant = False
         self._info_entry: dict[str, Any] | None = None  # the latest session_info (the name)
         self._types: list[Any] = []
-        self._type_counts: Counter[Any] = Counter()
         """Each entry's ``type``, in append order (what :meth:`count_of` and context sizes read)."""
+        self._type_counts: Counter[Any] = Counter()
         self._odd_messages: list[int] = []
         """Positions of ``message`` entries whose message is not an object (they add nothing to
         a context): none in any file this host writes."""
@@ -115,9 +119,9 @@ class Session:
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
-        self._load(entries)
+        self._load(entries, keyed_only)
 
-    def _load(self, entries: Iterable[dict[str, Any]]) -> None:
+    def _load(self, entries: Iterable[dict[str, Any]], keyed_only: bool = False) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
         C loops (``map``, ``zip``, list comparison) instead of Python ones; a 4,000-entry session
         takes ~0.2 ms instead of ~1.5."""
@@ -125,8 +129,15 @@ class Session:
         if not entries:
             return
         ids = list(map(dict.get, entries, repeat("id")))
+        keyed = set(map(type, ids)) == {str}
+        if not keyed and keyed_only:
+            self.entries = entries = [entry for entry, i in zip(entries, ids, strict=True) if isinstance(i, str)]
+            ids = [i for i in ids if isinstance(i, str)]
+            keyed = bool(ids)
+            if not keyed:
+                return
         types = list(map(dict.get, entries, repeat("type")))
-        if set(map(type, ids)) == {str}:
+        if keyed:
             self._index = index = dict(zip(ids, range(len(ids)), strict=True))
             self.leaf_id = ids[-1]
             # every entry the child of the one before it (a session never navigated back), ids
