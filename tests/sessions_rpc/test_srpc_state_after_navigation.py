@@ -78,7 +78,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS, picks=st.lists(st.integers(0, 99), min_size=10, max_size=10))
 def test_get_state_after_navigation_is_the_built_contexts(tmp_path: Path, ops: list[str], picks: list[int]) -> None:
     asyncio.run(_walk(tmp_path, ops, picks))
@@ -98,13 +98,13 @@ async def _walk(tmp_path: Path, ops: list[str], picks: list[int]) -> None:
                 prompts = [
                     e["id"] for e in entries if isinstance(e.get("message"), dict) and e["message"]["role"] == "user"
                 ]
-                if op == "fork" and prompts:
-                    await c.call("fork", entryId=prompts[pick % len(prompts)])
+                if op == "fork" and prompts:  # refused in a session not saved yet: the state still holds
+                    await c.request({"type": "fork", "entryId": prompts[pick % len(prompts)]})
                 elif op == "navigate" and entries:
                     await c.call("navigate_tree", targetId=entries[pick % len(entries)]["id"])
             elif op == "clone":
                 if (await c.call("get_tree"))["leafId"] is not None:
-                    await c.call("clone")
+                    await c.request({"type": "clone"})  # refused as fork is, before the first save
             elif op == "new":
                 await c.call("new_session")
             elif op == "prompt":
