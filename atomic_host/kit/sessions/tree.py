@@ -6,8 +6,6 @@ this class decides *when* to write (§2.3 lazy write) and unpublishes an entry w
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import operator
 import threading
 from bisect import bisect_right
@@ -17,6 +15,7 @@ from itertools import compress, repeat
 from typing import Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
+from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
@@ -572,19 +571,6 @@ def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
         if _role(entry) in ("user", "assistant"):
             return entry.get("id")
     return None
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while building many acyclic objects: at 40,000 entries the
-    collections it triggers cost more than the work (get_tree 0.67 s instead of 0.07 s)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_tree(entries: list[dict[str, Any]], labels: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
