@@ -130,6 +130,20 @@ class AgentSession:
     def messages(self, value: list[dict[str, Any]]) -> None:
         self._messages, self._context_branch = value, []
 
+    @property
+    def message_count(self) -> int:
+        """``len(self.messages)`` without building a context not built yet: right after a switch
+        the session's counts give it (``get_state`` after opening a long session only counts)."""
+        branch, entries = self._context_branch, self.session.entries
+        # the branch captured by rebuild_context is still every entry of the session
+        if self._messages is None and branch and len(branch) == len(entries) and branch[-1] is entries[-1]:
+            from atomic_host.session.context import branch_message_count
+
+            count = branch_message_count(self.session)
+            if count is not None:
+                return count
+        return len(self.messages)
+
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild the in-memory context from the session's current branch (messages lazily)."""
         branch = self.session.branch()
