@@ -27,7 +27,7 @@ from atomic_host.engine import summaries
 from atomic_host.engine.model_choice import scoped_models, startup_choice
 from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.retry import RetryAndFallback
-from atomic_host.engine.system_prompt import build_system_prompt
+from atomic_host.engine.system_prompt import build_system_prompt, load_context_files
 from atomic_host.kit.lazy import loaded
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
@@ -130,6 +130,20 @@ class AgentSession:
     def messages(self, value: list[dict[str, Any]]) -> None:
         self._messages, self._context_branch = value, []
 
+    @property
+    def message_count(self) -> int:
+        """``len(self.messages)`` without building a context not built yet: right after a switch
+        the session's counts give it (``get_state`` after opening a long session only counts)."""
+        branch, entries = self._context_branch, self.session.entries
+        # the branch captured by rebuild_context is still every entry of the session
+        if self._messages is None and branch and len(branch) == len(entries) and branch[-1] is entries[-1]:
+            from atomic_host.session.context import branch_message_count
+
+            count = branch_message_count(self.session)
+            if count is not None:
+                return count
+        return len(self.messages)
+
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild the in-memory context from the session's current branch (messages lazily)."""
         branch = self.session.branch()
@@ -231,8 +245,14 @@ class AgentSession:
             # The first request imports each tool's module and builds its pydantic schema: 0.1 s
             # and more on a busy machine, so in a thread, where the loop stays free for abort.
             await asyncio.to_thread(lambda: [t.json_schema() for t in tools])
+        if not system_prompt:
+            # The context files are stat-ed each request (an edit shows on the next one) and read
+            # only when changed, a big one in a thread: the loop never waits on their I/O.
+            context = await load_context_files(self.rt.agent_dir, self.cwd)
+            rt = self.rt
+            system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, rt.agent_dir, context)
         return {
-            "systemPrompt": system_prompt or self.system_prompt(),
+            "systemPrompt": system_prompt,
             "messages": messages,
             "tools": [t.to_llm() for t in tools],
         }

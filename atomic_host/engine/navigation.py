@@ -152,7 +152,8 @@ async def fork(rt: NavigationHost, entry_id: str) -> Forked:
     """A new session holding the path up to the parent of user prompt ``entry_id``."""
     session = rt.require_session().session
     entry = session.get_entry(entry_id)
-    message = (entry or {}).get("message") or {}
+    message = (entry or {}).get("message")
+    message = message if isinstance(message, dict) else {}  # a hand-made file's message may be anything
     if not entry or entry.get("type") != "message" or message.get("role") != "user":
         raise HostError("Invalid entry ID for forking")
     text = message_text(message)
@@ -200,7 +201,8 @@ async def navigate_tree(
     entry = agent.session.get_entry(target_id)
     if entry is None:
         raise HostError(f"Entry {target_id} not found")
-    message = entry.get("message") or {}
+    message = entry.get("message")
+    message = message if isinstance(message, dict) else {}
     kind = entry.get("type")
     editor_text = None
     new_leaf = target_id

@@ -3,6 +3,9 @@ directory, ``--append-system-prompt`` and the project context files (AGENTS.md /
 
 from __future__ import annotations
 
+import asyncio
+import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,8 +30,16 @@ Guidelines:
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 
 
-def build_system_prompt(options: Options, hooks: Dispatcher, tools: list[Tool], cwd: str, agent_dir: Path) -> str:
-    """The system prompt for a model call that sees ``tools``."""
+def build_system_prompt(
+    options: Options,
+    hooks: Dispatcher,
+    tools: list[Tool],
+    cwd: str,
+    agent_dir: Path,
+    context: list[tuple[str, str]] | None = None,
+) -> str:
+    """The system prompt for a model call that sees ``tools``; ``context`` is the project context
+    files' ``(path, text)`` pairs when the caller loaded them (:func:`load_context_files`)."""
     lines = [options.system_prompt or DEFAULT_SYSTEM_PROMPT, ""]
     if tools:
         lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
@@ -41,20 +52,125 @@ def build_system_prompt(options: Options, hooks: Dispatcher, tools: list[Tool], 
     lines.append(f"Current working directory: {cwd}")
     if options.append_system_prompt:
         lines += ["", options.append_system_prompt]
-    for path, text in context_files(agent_dir, cwd):
+    for path, text in context_files(agent_dir, cwd) if context is None else context:
         lines += ["", f"# Project context from {path}", "", text.strip()]
     return "\n".join(lines)
 
 
+INLINE_READ_BYTES = 64 * 1024
+"""A changed context file up to this size is read on the event loop (a page-cache read of a few
+µs); a bigger one, or anything that is not a regular file, is read in a worker thread."""
+RACY_NS = 2_000_000_000
+"""A file whose mtime or ctime is this close to the moment it was stat-ed is read again on the
+next request even if its stat is unchanged: an edit in the same timestamp tick (coarse on some
+filesystems) keeps size and times equal, so only files that have been quiet for a while are
+trusted to the cache (git's "racy clean" rule)."""
+
+
+class _Entry:
+    """One context file as last read: the stat it was read under, its text (None: unreadable)."""
+
+    __slots__ = ("key", "text", "trusted")
+
+    def __init__(self, key: tuple[int, ...], text: str | None, trusted: bool) -> None:
+        self.key = key
+        self.text = text
+        self.trusted = trusted
+
+
+_candidates: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {}
+"""(agent dir, cwd) → per directory, in prompt order, the candidate paths (AGENTS.md, CLAUDE.md)."""
+_files: dict[str, _Entry] = {}
+"""Context file path → what was read from it."""
+
+
+def _candidate_paths(agent_dir: Path, cwd: str) -> tuple[tuple[str, ...], ...]:
+    key = (str(agent_dir), cwd)
+    found = _candidates.get(key)
+    if found is None:
+        dirs = [agent_dir, *reversed([Path(cwd), *Path(cwd).parents])]
+        found = _candidates[key] = tuple(tuple(str(d / name) for name in CONTEXT_FILES) for d in dirs)
+    return found
+
+
+def _stat_key(path: str) -> tuple[tuple[int, ...], bool] | None:
+    """(the stat that identifies this version of ``path``, whether it is a regular file), or None
+    when nothing is there. Directories count as nothing (reading one fails, as it always did)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode), stat.S_ISREG(st.st_mode)
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _lookup(path: str) -> tuple[tuple[tuple[int, ...], bool] | None, str | None, bool]:
+    """(``path``'s stat probe, its cached text or None, whether that text is current). Not
+    current: the file must be read and :func:`_store`-d under that probe, taken before the read
+    (an edit after it changes the stat, so the next request reads the file again)."""
+    probe = _stat_key(path)
+    if probe is None:
+        _files.pop(path, None)
+        return None, None, True
+    key, regular = probe
+    entry = _files.get(path)
+    if regular and entry is not None and entry.trusted and entry.key == key:
+        return probe, entry.text, True
+    return probe, None, False
+
+
+def _store(path: str, probe: tuple[tuple[int, ...], bool], text: str | None) -> str | None:
+    key, regular = probe
+    if regular:
+        _files[path] = _Entry(key, text, time.time_ns() - max(key[0], key[1]) > RACY_NS)
+    return text
+
+
+def _needs_thread(probe: tuple[tuple[int, ...], bool]) -> bool:
+    key, regular = probe
+    return not regular or key[2] > INLINE_READ_BYTES
+
+
 def context_files(agent_dir: Path, cwd: str) -> list[tuple[str, str]]:
-    """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to ``cwd``."""
+    """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to ``cwd``.
+
+    Current on every call: a file is read again whenever its stat (times, size, inode, mode)
+    changed, or it appeared; one that went away is dropped; unchanged files come from memory.
+    This form reads in the caller's thread; the agent loop uses :func:`load_context_files`."""
     found = []
-    for directory in [agent_dir, *reversed([Path(cwd), *Path(cwd).parents])]:
-        for name in CONTEXT_FILES:
-            path = directory / name
-            try:
-                found.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+    for names in _candidate_paths(agent_dir, cwd):
+        for path in names:
+            probe, text, current = _lookup(path)
+            if not current:
+                assert probe is not None
+                text = _store(path, probe, _read(path))
+            if text is not None:
+                found.append((path, text))
                 break
-            except OSError:
-                continue
+    return found
+
+
+async def load_context_files(agent_dir: Path, cwd: str) -> list[tuple[str, str]]:
+    """:func:`context_files` for the event loop: a changed file bigger than
+    :data:`INLINE_READ_BYTES` (or one that is not a regular file) is read in a worker thread, so
+    the loop never waits on a big read; an unchanged one costs a ``stat``."""
+    found = []
+    for names in _candidate_paths(agent_dir, cwd):
+        for path in names:
+            probe, text, current = _lookup(path)
+            if not current:
+                assert probe is not None
+                read = await asyncio.to_thread(_read, path) if _needs_thread(probe) else _read(path)
+                text = _store(path, probe, read)
+            if text is not None:
+                found.append((path, text))
+                break
     return found

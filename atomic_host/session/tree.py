@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host.core.jsonfast import RawJSON, dumpb, fast_encoder_loaded
+from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.sessions.ids import ms_from_iso
-from atomic_host.kit.sessions.tree import Session, gc_paused
+from atomic_host.kit.sessions.tree import Session
 
 
 class EncodedEntries:

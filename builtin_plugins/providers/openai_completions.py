@@ -9,6 +9,7 @@ from typing import Any
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
 from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
+from atomic_host.kit.llm.http1 import freeze_json
 from atomic_host.kit.llm.stream import AssistantStream, Event
 from atomic_host.kit.llm.wire_errors import error_object_text
 
@@ -215,18 +216,7 @@ class ChatParser(WireParser):
             body["temperature"] = options.temperature
         tools = self.context.get("tools") or []
         if tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t["name"],
-                        "description": t.get("description", ""),
-                        "parameters": t.get("parameters") or {"type": "object", "properties": {}},
-                        **({"strict": False} if compat["supportsStrictMode"] else {}),
-                    },
-                }
-                for t in tools
-            ]
+            body["tools"] = _tool_params(tools, bool(compat["supportsStrictMode"]))
         body.update(_reasoning_params(model, options, compat))
         if options.session_id and model.get("provider") == "openai":
             body["prompt_cache_key"] = options.session_id
@@ -384,6 +374,37 @@ class ChatParser(WireParser):
         if reason == "stop" and out.has_tool_calls():
             reason = "toolUse"  # some local servers say "stop" after tool calls
         return [*events, out.done(reason, raw=raw)]
+
+
+_TOOL_PARAMS: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+"""The ``tools`` request member per tool set (see :func:`_tool_params`)."""
+
+
+def _tool_params(tools: list[dict[str, Any]], strict: bool) -> list[dict[str, Any]]:
+    """The request's ``tools``: built once per tool set and given to ``freeze_json``, so its JSON
+    (most of a request's bytes) is encoded once. A tool set is the names, descriptions and
+    ``parameters`` schema objects (each tool's cached schema, ``Tool.json_schema``: the same dict
+    every request, never changed once built; the list holds them, so their ids stay theirs)."""
+    key = (strict, *((t["name"], t.get("description", ""), id(t.get("parameters"))) for t in tools))
+    params = _TOOL_PARAMS.get(key)
+    if params is None:
+        params = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t.get("description", ""),
+                    "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+                    **({"strict": False} if strict else {}),
+                },
+            }
+            for t in tools
+        ]
+        if all(type(t.get("parameters")) is dict and t["parameters"] for t in tools):  # the ids are of dicts it holds
+            if len(_TOOL_PARAMS) >= 16:
+                _TOOL_PARAMS.clear()
+            _TOOL_PARAMS[key] = freeze_json(params)
+    return params
 
 
 async def stream(

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from atomic_host.engine import system_prompt
 from atomic_host.testing import start_host
 
 
@@ -26,3 +33,90 @@ async def test_unknown_default_thinking_level_falls_back_instead_of_failing() ->
     async with start_host(settings={"defaultThinkingLevel": "turbo"}) as host:
         state = await host.client.get_state()
         assert state["thinkingLevel"] == "medium"
+
+
+async def test_context_file_edits_between_prompts_are_seen_on_the_next_prompt() -> None:
+    """The context files are kept in memory keyed on their stat: every change between two prompts
+    (edit, a new file, a removed one, CLAUDE.md taking over) shows in the next model call, also
+    when size and mtime stay the same, and a file too big to read on the loop is still read."""
+    old = 1_600_000_000  # mtimes long past: the cache trusts them (no "racy" re-read)
+
+    async def prompt_text(host: Any) -> str:
+        host.faux.push("ok")
+        await host.client.prompt_and_wait("hi")
+        return host.faux_calls()[-1]["context"]["systemPrompt"]
+
+    async with start_host() as host:
+        agents, claude = host.cwd / "AGENTS.md", host.cwd / "CLAUDE.md"
+        assert "Project context from" not in await prompt_text(host)
+        agents.write_text("rule one\n")
+        os.utime(agents, (old, old))
+        assert "rule one" in await prompt_text(host)  # created
+        # Once its last change is older than RACY_NS, the file is trusted to its stat.
+        await asyncio.sleep(system_prompt.RACY_NS / 1e9 + 0.1)
+        assert "rule one" in await prompt_text(host)
+        assert "rule one" in await prompt_text(host)  # unchanged: from memory
+        agents.write_text("rule two\n")  # same size, same mtime: only the ctime moves
+        os.utime(agents, (old, old))
+        text = await prompt_text(host)
+        assert "rule two" in text and "rule one" not in text
+        claude.write_text("claude rule\n")
+        assert "claude rule" not in await prompt_text(host)  # AGENTS.md comes first
+        agents.unlink()
+        text = await prompt_text(host)
+        assert "rule two" not in text and f"# Project context from {claude}" in text and "claude rule" in text
+        claude.unlink()
+        assert "Project context from" not in await prompt_text(host)
+        big = "big rule " + "x" * (system_prompt.INLINE_READ_BYTES + 10) + " end of big"
+        agents.write_text(big)
+        assert "end of big" in await prompt_text(host)
+
+
+def test_context_files_are_read_again_only_when_their_stat_changes(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(system_prompt, "RACY_NS", 0)  # trust every stat (the racy rule has its own test)
+    reads: list[str] = []
+    real = system_prompt._read
+    monkeypatch.setattr(system_prompt, "_read", lambda path: reads.append(path) or real(path))
+    agent_dir, cwd = tmp_path / "agent", tmp_path / "work"
+    agent_dir.mkdir()
+    cwd.mkdir()
+    path = cwd / "AGENTS.md"
+    path.write_text("one")
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "one")]
+    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "one")]
+    assert reads == [str(path)]
+    path.write_text("two")
+    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "two")]
+    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "two")]
+    assert reads == [str(path)] * 2
+    path.unlink()
+    (cwd / "CLAUDE.md").write_text("three")
+    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(cwd / "CLAUDE.md"), "three")]
+
+
+def test_a_recently_changed_context_file_is_read_every_time(tmp_path: Path, monkeypatch: Any) -> None:
+    """Racy: an edit in the same timestamp tick as the stat keeps the stat equal, so a file
+    changed less than RACY_NS ago is never served from memory."""
+    reads: list[str] = []
+    real = system_prompt._read
+    monkeypatch.setattr(system_prompt, "_read", lambda path: reads.append(path) or real(path))
+    (tmp_path / "w").mkdir()
+    path = tmp_path / "w" / "AGENTS.md"
+    path.write_text("one")
+    for _ in range(3):
+        assert system_prompt.context_files(tmp_path / "agent", str(tmp_path / "w")) == [(str(path), "one")]
+    assert reads == [str(path)] * 3
+
+
+async def test_a_big_changed_context_file_is_read_off_the_event_loop(tmp_path: Path, monkeypatch: Any) -> None:
+    threads: list[int] = []
+    real = system_prompt._read
+    monkeypatch.setattr(system_prompt, "_read", lambda path: threads.append(threading.get_ident()) or real(path))
+    (tmp_path / "CLAUDE.md").write_text("small")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "AGENTS.md").write_text("y" * (system_prompt.INLINE_READ_BYTES + 1))
+    found = await system_prompt.load_context_files(tmp_path / "agent", str(tmp_path / "w"))
+    assert [Path(p).name for p, _ in found] == ["CLAUDE.md", "AGENTS.md"]
+    loop_thread = threading.get_ident()
+    assert threads[0] == loop_thread and threads[1] != loop_thread  # the small one inline, the big one not

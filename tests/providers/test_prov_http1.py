@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http import OPEN, ProviderError, StreamAborted, _body_bytes, _send, sse_events
+from atomic_host.kit.llm.http1 import freeze_json, json_body
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import make_certificates
@@ -129,7 +130,14 @@ async def _outcome(client: httpx.AsyncClient, url: str) -> tuple[Any, ...]:
     """What reading one response gives: (status, headers, body bytes, error type, error text)."""
     status, headers, body, error = None, None, b"", None
     try:
-        request = client.build_request("POST", url, headers={"accept": "text/event-stream"}, json={"q": 1})
+        direct = getattr(client, "direct", None)
+        if direct is not None:  # the way provider streams build it (the second one is a PreparedPost)
+            request: Any = direct.post(url, {"content-type": "application/json", "accept": "text/event-stream"},
+                                       {"q": 1}, None)  # fmt: skip
+        else:
+            request = client.build_request(
+                "POST", url, headers={"content-type": "application/json", "accept": "text/event-stream"}, json={"q": 1}
+            )
         async with _send(client, request, None) as resp:
             status, headers = resp.status_code, resp.headers.raw
             async for chunk in _body_bytes(resp):
@@ -215,11 +223,16 @@ def responses(draw: st.DrawFn) -> bytes:
 async def test_responses_read_the_same_as_through_httpx(raw_server: RawServer, data: bytes, cuts: list[int]) -> None:
     pieces = _cut(data, cuts)
     outcomes = []
-    for client in (httpx.AsyncClient(trust_env=False), new_http_client()):
-        raw_server.scripts.append((pieces, True))
+    for client in (httpx.AsyncClient(trust_env=False), new_http_client(), new_http_client()):
         async with client:
+            if len(outcomes) == 2:  # a first request teaches the pool the head: this one is a PreparedPost
+                warm_up = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"  # not kept
+                raw_server.scripts.append(([warm_up], True))
+                await _outcome(client, raw_server.base_url + "/v1/chat")
+            raw_server.scripts.append((pieces, True))
             outcomes.append(await _outcome(client, raw_server.base_url + "/v1/chat"))
     assert outcomes[1] == outcomes[0]
+    assert outcomes[2] == outcomes[0]
 
 
 JSON = st.recursive(
@@ -255,6 +268,51 @@ async def test_request_bytes_are_the_ones_httpx_sends(
                 sent.append(raw_server.requests[before:])
         raw_server.scripts.clear()
     assert sent[1] == sent[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    headers=st.dictionaries(
+        TOKEN, st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=20), max_size=4
+    ),
+    bodies=st.lists(JSON, min_size=2, max_size=4).filter(lambda b: b[0] is not None) | st.lists(JSON, min_size=2),
+    path=st.sampled_from(["/v1/chat/completions", "/a b/é?x=ü"]),
+)
+async def test_repeated_posts_send_the_bytes_httpx_sends(
+    raw_server: RawServer, headers: dict[str, str], bodies: list[Any], path: str
+) -> None:
+    """``DirectPool.post``: after the first request to a URL with the same headers, the head is
+    the learnt one (a PreparedPost, no httpx request built); every request's bytes, and the
+    response read after it, are still the ones httpx gives."""
+    headers = {"content-type": "application/json", **headers}  # as providers send (else httpx adds it last)
+    sent: list[Any] = []
+    kinds: list[str] = []
+    reply = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok"
+    for direct in (False, True):
+        client = new_http_client() if direct else httpx.AsyncClient(trust_env=False)
+        before = len(raw_server.requests)
+        got: list[Any] = []
+        async with client:
+            for body in bodies:
+                raw_server.scripts.append(([reply], False))
+                url = raw_server.base_url + path
+                try:
+                    if direct:
+                        request: Any = client.direct.post(url, headers, body, None)
+                        kinds.append(type(request).__name__)
+                    else:
+                        request = client.build_request("POST", url, headers=headers, json=body)
+                    async with _send(client, request, None) as resp:
+                        got.append((resp.status_code, resp.headers.raw, await resp.aread()))
+                except httpx.HTTPError as exc:  # a header h11 refuses (nothing is sent)
+                    got.append((type(exc).__name__, str(exc)))
+        sent.append((got, raw_server.requests[before:]))
+        raw_server.scripts.clear()
+    assert sent[1] == sent[0]
+    learnable = not any(k.lower() in ("host", "content-length", "transfer-encoding") for k in headers)
+    if learnable and bodies[0] is not None and all(len(g) == 3 for g in sent[1][0]):  # every request went out
+        assert kinds[0] == "Request"
+        assert kinds[1:] == ["Request" if body is None else "PreparedPost" for body in bodies[1:]]
 
 
 def sse_reply(texts: list[str], *, close: bool = False, split_done: bool = False) -> tuple[list[bytes | float], bool]:
@@ -411,3 +469,15 @@ async def test_the_host_streams_replies_over_one_kept_alive_connection(raw_serve
             replies.append(end["messages"][-1]["content"][0]["text"])
     assert replies == ["one two ", "three four "]
     assert raw_server.connections == 1 and len(raw_server.requests) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.dictionaries(st.text(max_size=5), JSON, max_size=4), frozen=JSON, key=st.text(max_size=5))
+def test_json_body_with_a_frozen_member_is_the_json_httpx_sends(body: dict[str, Any], frozen: Any, key: str) -> None:
+    """``freeze_json``: a body member kept encoded is spliced, and the bytes are still those of
+    ``json.dumps`` with httpx's arguments (also for a frozen value that is not a member)."""
+    expected = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    value = freeze_json([frozen])
+    assert json_body(body) == expected
+    body = {**body, key: value}
+    assert json_body(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

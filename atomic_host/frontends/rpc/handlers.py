@@ -153,7 +153,7 @@ class Handlers:
             "followUpMode": a.queues.follow_up_mode,
             "sessionId": a.session.id,
             "autoCompactionEnabled": a.auto_compaction,
-            "messageCount": len(a.messages),
+            "messageCount": a.message_count,
             "pendingMessageCount": len(a.steering) + len(a.follow_up),
             "queuedMessagesPaused": a.queues.paused,
         }

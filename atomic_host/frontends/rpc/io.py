@@ -110,8 +110,16 @@ class Output:
     as soon as a record comes :data:`HOLD_S` after that first one (a long iteration, such as a
     network read of many deltas, still streams). A streamed reply produces several deltas per
     network read, and one ``write`` (one wake-up of the client) per delta cost more than the rest
-    of the per-delta work together (issue 12). Records sent off the loop's thread are written at
-    once, as before. :meth:`flush` writes whatever is held; the frontends call it on exit.
+    of the per-delta work together (issue 12). Agent events (:data:`_HELD_KINDS`) and the
+    ``prompt`` response are never written at once, even first: a run's iteration sends several
+    (``agent_start`` … ``message_start``, then ``start``, ``text_start``, the first delta), which
+    then share one write, and the response goes out with the run's first events once its model
+    request is on the wire (the client's wake-up is then off the path to the first delta) —
+    except a message's first content delta (:data:`_FIRST_DELTAS`), which is written at once
+    with whatever is held before it: it is what a client waits for (time to first token),
+    and it must not wait for the rest of its network read to be parsed. Records sent off the
+    loop's thread are written at once, as before. :meth:`flush` writes whatever is held; the
+    frontends call it on exit.
 
     A record is written as a list of byte pieces with one ``writev``, never joined: a response
     that splices :class:`RawJSON` (a long session's entries or tree, megabytes kept by the
@@ -129,6 +137,8 @@ class Output:
         """The thread whose loop iterations are coalesced (the one that made this Output)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._held_at = 0.0
+        self._awaiting_delta = False
+        """A ``message_start`` was sent and no content delta since: the next one is written at once."""
         _OUTPUTS.add(self)
 
     def send(self, record: dict[str, Any], line: str | None = None) -> None:
@@ -152,15 +162,34 @@ class Output:
         if threading.get_ident() != self._owner:  # another thread: at once, as it always was
             self._write(pieces)
             return
-        loop = _running_loop()
-        if self._held is not None:
-            if loop is self._loop and time.monotonic() - self._held_at < HOLD_S:
-                self._held += pieces
+        kind = record.get("type")
+        held_kind = kind in _HELD_KINDS or (kind == "response" and record.get("command") == "prompt")
+        if held_kind and self._awaiting_delta and kind == "message_update":
+            event = record.get("assistantMessageEvent")
+            if type(event) is dict and event.get("type") in _FIRST_DELTAS:
+                self._awaiting_delta = False
+                held, self._held = self._held, None
+                self._write(pieces if not held else held + pieces)
+                return
+        elif kind == "message_start":
+            self._awaiting_delta = True
+        held = self._held
+        if held is not None:
+            # The held records' loop still running on this thread is the running loop (one per
+            # thread): is_running() answers that without asking asyncio for the running loop
+            # (a getpid() system call per record in CPython 3.11).
+            loop = self._loop
+            if loop is not None and loop.is_running() and time.monotonic() - self._held_at < HOLD_S:
+                held += pieces
                 return
             self.flush()  # held long enough (or that loop stopped before its flush ran)
+        loop = _running_loop()
         if loop is not None:
             self._held, self._loop, self._held_at = [], loop, time.monotonic()
             loop.call_soon(self.flush)
+            if held_kind:
+                self._held += pieces
+                return
         self._write(pieces)
 
     def flush(self) -> None:
@@ -323,6 +352,24 @@ def flush_all() -> None:
 
 
 atexit.register(flush_all)
+
+_HELD_KINDS = frozenset(
+    {
+        "agent_start",
+        "agent_end",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+    }
+)
+"""Agent events: held for the end of the loop iteration even when first in it (see :class:`Output`)."""
+_FIRST_DELTAS = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
+"""A message's first of these is written at once (see :class:`Output`)."""
 
 _NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
 """The only commands whose response carries ``data: null`` instead of omitting it."""

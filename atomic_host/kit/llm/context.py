@@ -40,8 +40,37 @@ def estimate_context_tokens(context: dict[str, Any]) -> int:
     chars = len(context.get("systemPrompt") or "")
     chars += sum(message_chars(m) for m in context.get("messages") or [])
     if context.get("tools"):
-        chars += len(json.dumps(context["tools"]))
+        chars += tools_json_chars(context["tools"])
     return -(-chars // 4)
+
+
+_TOOL_CHARS: dict[int, tuple[Any, str, str, int]] = {}
+"""id(parameters schema) → (the schema, kept so the id stays its own; the tool's name and
+description; ``len(json.dumps(tool))``)."""
+_TOOL_CHARS_MAX = 512
+
+
+def tools_json_chars(tools: Any) -> int:
+    """``len(json.dumps(tools))``, from lengths kept per tool: a tool's ``parameters`` schema is
+    the tool's cached dict (``Tool.json_schema``, the same object every request), so a definition
+    with the same schema object, name and description is measured once instead of encoding every
+    schema on every request (~0.1 ms a request with the built-in tools)."""
+    if not tools or type(tools) is not list:
+        return len(json.dumps(tools))
+    total = 2 * len(tools)  # "[" and "]", and ", " between items (a dict's length is the same in any key order)
+    for tool in tools:
+        if type(tool) is not dict or len(tool) != 3 or type(schema := tool.get("parameters")) is not dict:
+            return len(json.dumps(tools))
+        name, description = tool.get("name"), tool.get("description")
+        memo = _TOOL_CHARS.get(id(schema))
+        if memo is None or memo[0] is not schema or memo[1] != name or memo[2] != description:
+            if type(name) is not str or type(description) is not str:
+                return len(json.dumps(tools))
+            if len(_TOOL_CHARS) >= _TOOL_CHARS_MAX:
+                _TOOL_CHARS.clear()
+            memo = _TOOL_CHARS[id(schema)] = (schema, name, description, len(json.dumps(tool)))
+        total += memo[3]
+    return total
 
 
 def clamp_max_tokens(model: dict[str, Any], context: dict[str, Any], requested: int | None) -> int:

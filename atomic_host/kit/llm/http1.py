@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import socket
 import ssl
@@ -160,6 +161,61 @@ class DirectPool:
         """The client's TLS context (httpcore sets its ALPN to HTTP/1.1 too)."""
         self._idle: dict[tuple[bytes, bytes, int], list[_Conn]] = {}
         self._direct: dict[tuple[bytes, bytes, int | None], bool] = {}
+        self._posts: dict[tuple[str, tuple[tuple[str, str], ...]], _PostTemplate | None] = {}
+        """(URL, headers) → what :meth:`post` learnt from building that request with httpx (None:
+        build every one with httpx)."""
+
+    def post(
+        self, url: str, headers: dict[str, str], body: Any, timeout_s: float | None
+    ) -> httpx.Request | PreparedPost:
+        """A JSON POST of ``body``: the request ``client.build_request`` makes, or, when an earlier
+        request to the same URL with the same headers showed what that gives, its wire bytes
+        without building it again (the URL parse, header merging and h11's checks of the same
+        headers took ~0.1 ms a request, issue 12).
+
+        The head is the one httpx and h11 produced for the first such request (its
+        ``Content-Length`` set to this body's length), the body the JSON httpx encodes
+        (:func:`json_body`; checked equal the first time). Used only while the client's own
+        headers are as they were then and it has no cookies, params or base URL, for direct
+        requests whose head ends with ``Content-Length`` (otherwise every request is built)."""
+        client = self.client
+        build = client.build_request
+        if body is None or not self._plain_client():  # httpx sends no body for json=None
+            return build("POST", url, headers=headers, json=body, timeout=httpx.Timeout(timeout_s))
+        key = (url, tuple(headers.items()))
+        template = self._posts.get(key, _UNKNOWN)
+        if type(template) is _PostTemplate and template.client_headers == client.headers.raw:
+            content = json_body(body)
+            return PreparedPost(template.head + b"%d\r\n\r\n" % len(content) + content, template)
+        request = build("POST", url, headers=headers, json=body, timeout=httpx.Timeout(timeout_s))
+        if template is not None:  # unknown, or the client's headers changed since: learn again
+            if len(self._posts) >= MAX_POST_TEMPLATES:
+                self._posts.clear()
+            self._posts[key] = self._template(request, headers, body)
+        return request
+
+    def _plain_client(self) -> bool:
+        client = self.client
+        return not client.cookies and not client.params and not client.base_url.raw_path.strip(b"/")
+
+    def _template(self, request: httpx.Request, headers: dict[str, str], body: Any) -> _PostTemplate | None:
+        if (
+            not self.handles(request.url)
+            or any(k.lower() in ("content-length", "transfer-encoding", "host") for k in headers)
+        ):
+            return None
+        content = request.content
+        try:
+            wire = _serialise(h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE), request)
+        except httpx.LocalProtocolError:
+            return None  # the request fails as it is; every one goes the checked way
+        length = b"Content-Length: "
+        tail = length + b"%d\r\n\r\n" % len(content)
+        if content != json_body(body) or not wire.endswith(tail + content):
+            return None
+        event = h11.Request(method=b"POST", target=request.url.raw_path, headers=request.headers.raw)
+        head = wire[: len(wire) - len(content) - len(tail)] + length
+        return _PostTemplate(head, request, event, self.client.headers.raw)
 
     def handles(self, url: httpx.URL) -> bool:
         """True when ``url`` goes straight to its server (no proxy route covers it) over http(s)."""
@@ -198,26 +254,25 @@ class DirectPool:
         idle.append(conn)
 
     @contextlib.asynccontextmanager
-    async def stream(self, request: httpx.Request, timeout_s: float | None) -> AsyncIterator[httpx.Response]:
-        """Send ``request`` (built by the client, body already read) and yield its response, whose
+    async def stream(
+        self, request: httpx.Request | PreparedPost, timeout_s: float | None
+    ) -> AsyncIterator[httpx.Response]:
+        """Send ``request`` (built by the client, body already read, or :meth:`post`'s
+        :class:`PreparedPost`) and yield its response, whose
         ``stream`` is a :class:`DirectBody`. The connection goes back to the pool when the body
         ended with nothing after it (read, or already received when the caller stopped reading:
         adapters stop at their terminal event); otherwise it is closed."""
-        url = request.url
-        # h11 serialises and validates the request as under httpcore (an invalid header is a
-        # LocalProtocolError there too, raised before anything is sent).
         h11_conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE)
-        try:
-            wire = b"".join(
-                h11_conn.send(event) or b""
-                for event in (
-                    h11.Request(method=b"POST", target=url.raw_path, headers=request.headers.raw),
-                    h11.Data(data=request.content),
-                    h11.EndOfMessage(),
-                )
-            )
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(str(exc)) from exc
+        if isinstance(request, PreparedPost):
+            wire = request.wire
+            # h11 reads the response as the client of this request: it is given the head (the
+            # template's event, validated when it was made; what it writes is not used), so it
+            # expects a response to a POST. Reading one does not need the body sent through it.
+            h11_conn.send(request.event)
+            request = request.request
+        else:
+            wire = _serialise(h11_conn, request)
+        url = request.url
         conn = await self._connect(url, timeout_s)
         body: DirectBody | None = None
         try:
@@ -252,6 +307,100 @@ class DirectPool:
             for conn in idle:
                 conn.close()
         self._idle.clear()
+
+
+class _PostTemplate:
+    """What :meth:`DirectPool.post` keeps per URL and headers: the head up to the
+    ``Content-Length`` value, the request it came from and its h11 event, and the client headers
+    it was made with."""
+
+    __slots__ = ("client_headers", "event", "head", "request")
+
+    def __init__(
+        self, head: bytes, request: httpx.Request, event: h11.Request, client_headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        self.head = head
+        self.request = request
+        self.event = event
+        self.client_headers = client_headers
+
+
+class PreparedPost:
+    """A POST for :meth:`DirectPool.stream` already serialised: ``wire`` (head and body). Its
+    ``request`` (the response's) is the httpx request of the same URL and headers the head was
+    learnt from; its ``content`` is that first request's body, not this one's."""
+
+    __slots__ = ("_template", "wire")
+
+    def __init__(self, wire: bytes, template: _PostTemplate) -> None:
+        self.wire = wire
+        self._template = template
+
+    @property
+    def request(self) -> httpx.Request:
+        return self._template.request
+
+    @property
+    def event(self) -> h11.Request:
+        return self._template.event
+
+    @property
+    def url(self) -> httpx.URL:
+        return self._template.request.url
+
+
+_UNKNOWN: Any = object()
+MAX_POST_TEMPLATES = 32
+"""(URL, headers) pairs :meth:`DirectPool.post` keeps a head for (a new API key is a new pair)."""
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+"""``json.dumps`` with httpx's arguments (it builds this very encoder on every call)."""
+_FROZEN: dict[int, tuple[Any, str]] = {}
+"""id(value) → (the value, kept so the id stays its own; its JSON): see :func:`freeze_json`."""
+MAX_FROZEN = 64
+
+
+def freeze_json(value: Any) -> Any:
+    """Return ``value`` with its JSON kept: a body's top-level value that is this very object is
+    spliced into :func:`json_body` as that text instead of being encoded again. For values their
+    owner builds once and never changes afterwards, such as an adapter's tool definitions (most
+    of a request's bytes: ~0.1 ms of encoding a request with the built-in tools, issue 12)."""
+    if len(_FROZEN) >= MAX_FROZEN:
+        _FROZEN.clear()
+    _FROZEN[id(value)] = (value, _ENCODE(value))
+    return value
+
+
+def json_body(body: Any) -> bytes:
+    """The JSON bytes httpx sends for ``json=body`` (``httpx._content.encode_json``). A dict's
+    members are encoded one by one and joined as the encoder joins them, so that a value given to
+    :func:`freeze_json` is spliced as its kept text: the bytes are the same."""
+    if type(body) is not dict or not _FROZEN or not any(id(v) in _FROZEN for v in body.values()):
+        return _ENCODE(body).encode("utf-8")
+    parts = []
+    for key, value in body.items():
+        if type(key) is not str:  # the encoder's key coercions: leave them to it
+            return _ENCODE(body).encode("utf-8")
+        memo = _FROZEN.get(id(value))
+        parts.append(_ENCODE(key) + ":" + (memo[1] if memo is not None and memo[0] is value else _ENCODE(value)))
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
+def _serialise(h11_conn: h11.Connection, request: httpx.Request) -> bytes:
+    """``request`` as h11 serialises and validates it, as under httpcore (an invalid header is a
+    LocalProtocolError there too, raised before anything is sent)."""
+    try:
+        return b"".join(
+            h11_conn.send(event) or b""
+            for event in (
+                h11.Request(method=b"POST", target=request.url.raw_path, headers=request.headers.raw),
+                h11.Data(data=request.content),
+                h11.EndOfMessage(),
+            )
+        )
+    except h11.LocalProtocolError as exc:
+        raise httpx.LocalProtocolError(str(exc)) from exc
 
 
 def _origin(url: httpx.URL) -> tuple[bytes, bytes, int]:

@@ -6,16 +6,16 @@ this class decides *when* to write (§2.3 lazy write) and unpublishes an entry w
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import operator
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from itertools import compress, repeat
 from typing import Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
+from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
@@ -59,6 +59,19 @@ class _Slot:
         self.lock = threading.Lock()  # a thread (get_tree) and the loop may catch the same view up
 
 
+def _count_types(types: list[Any]) -> Counter[Any]:
+    """Entries per ``type`` (a type that is not hashable, in a hand-made file, is not counted).
+
+    By the few kinds there are: ``set`` finds them in one C loop, ``list.count`` counts each
+    (pointer comparisons); ``Counter(types)`` would add one to an int in a dict per entry, more
+    than twice the instructions at 4,000 entries."""
+    try:
+        kinds = set(types)
+    except TypeError:
+        kinds = {kind for kind in types if isinstance(kind, Hashable)}
+    return Counter({kind: types.count(kind) for kind in kinds})
+
+
 def is_assistant_entry(entry: dict[str, Any]) -> bool:
     message = entry.get("message")
     return entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "assistant"
@@ -84,7 +97,11 @@ class Session:
         location: str | None = None,
         persisted: bool = False,
         cwd_override: str | None = None,
+        keyed_only: bool = False,
     ) -> None:
+        """``keyed_only``: ``entries`` are a file's records after the header, of which only those
+        with a string id are entries (what ``kit.sessions.jsonl.keyed_entries`` keeps): dropped
+        here, where the ids are looked at anyway, instead of by one more pass of the store's."""
         self.header = header
         self.entries: list[dict[str, Any]] = []
         self._index: dict[str, int] = {}
@@ -94,15 +111,21 @@ class Session:
         self._labels: dict[str, tuple[str, str]] = {}
         self._has_assistant = False
         self._info_entry: dict[str, Any] | None = None  # the latest session_info (the name)
+        self._types: list[Any] = []
+        """Each entry's ``type``, in append order (what :meth:`count_of` and context sizes read)."""
+        self._type_counts: Counter[Any] = Counter()
+        self._odd_messages: list[int] = []
+        """Positions of ``message`` entries whose message is not an object (they add nothing to
+        a context): none in any file this host writes."""
         self._views: dict[Callable[[], Any], _Slot] = {}
         self.leaf_id: str | None = None
         self.writer = writer
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
-        self._load(entries)
+        self._load(entries, keyed_only)
 
-    def _load(self, entries: Iterable[dict[str, Any]]) -> None:
+    def _load(self, entries: Iterable[dict[str, Any]], keyed_only: bool = False) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
         C loops (``map``, ``zip``, list comparison) instead of Python ones; a 4,000-entry session
         takes ~0.2 ms instead of ~1.5."""
@@ -110,8 +133,15 @@ class Session:
         if not entries:
             return
         ids = list(map(dict.get, entries, repeat("id")))
+        keyed = set(map(type, ids)) == {str}
+        if not keyed and keyed_only:
+            self.entries = entries = [entry for entry, i in zip(entries, ids, strict=True) if isinstance(i, str)]
+            ids = [i for i in ids if isinstance(i, str)]
+            keyed = bool(ids)
+            if not keyed:
+                return
         types = list(map(dict.get, entries, repeat("type")))
-        if set(map(type, ids)) == {str}:
+        if keyed:
             self._index = index = dict(zip(ids, range(len(ids)), strict=True))
             self.leaf_id = ids[-1]
             # every entry the child of the one before it (a session never navigated back), ids
@@ -125,13 +155,22 @@ class Session:
                     self.leaf_id = entry_id
             linear = False
         self._starts = [0] if linear else self._run_starts()
-        if "label" in types:
+        self._types = types
+        self._type_counts = counts = _count_types(types)  # the two checks below read it
+        if counts["label"]:
             for entry in compress(entries, map(operator.eq, types, repeat("label"))):
                 self._apply_label(entry)
-        if "session_info" in types:
+        if counts["session_info"]:
             self._info_entry = entries[len(types) - 1 - types[::-1].index("session_info")]
-        messages = compress(entries, map(operator.eq, types, repeat("message")))
-        self._has_assistant = any(map(is_assistant_entry, messages))  # stops at the first one
+        is_message = list(map(operator.eq, types, repeat("message")))
+        self._has_assistant = any(map(is_assistant_entry, compress(entries, is_message)))  # stops at the first one
+        # messages that are objects: every one, checked by one C loop (the entries are still in
+        # the cache from parsing); a file holding others finds their positions step by step
+        bodies = map(dict.get, compress(entries, is_message), repeat("message"))
+        if not set(map(type, bodies)) <= {dict}:
+            self._odd_messages = [
+                i for i in compress(range(len(entries)), is_message) if not isinstance(entries[i].get("message"), dict)
+            ]
 
     def _run_starts(self) -> list[int]:
         """The positions where a run starts (``_starts``), by the final index: with duplicate ids
@@ -177,6 +216,11 @@ class Session:
         if is_assistant_entry(entry):
             self._has_assistant = True
         kind = entry.get("type")
+        self._types.append(kind)
+        if isinstance(kind, Hashable):
+            self._type_counts[kind] += 1
+        if kind == "message" and not isinstance(entry.get("message"), dict):
+            self._odd_messages.append(len(self.entries) - 1)
         if kind == "label":
             self._apply_label(entry)
         elif kind == "session_info":
@@ -222,6 +266,11 @@ class Session:
         except BaseException:
             # Unpublish: the entry never happened, in memory as on disk.
             self.entries.pop()
+            kind = self._types.pop()
+            if isinstance(kind, Hashable):
+                self._type_counts[kind] -= 1
+            if self._odd_messages and self._odd_messages[-1] == len(self.entries):
+                self._odd_messages.pop()
             if self._starts[-1] == len(self.entries):
                 self._starts.pop()
             del self._index[entry["id"]]
@@ -284,6 +333,27 @@ class Session:
     @property
     def has_assistant(self) -> bool:
         return self._has_assistant
+
+    def branch_is_every_entry(self) -> bool:
+        """True when :meth:`branch` is ``entries`` itself: the session is one run of
+        parent-after-child entries (never navigated back) and the leaf is its last entry."""
+        if self._starts != [0] or self.leaf_id is None or self._index.get(self.leaf_id) != len(self.entries) - 1:
+            return False
+        parent = self.entries[0].get("parentId")  # a first entry whose parent is later: not a root
+        return not (isinstance(parent, str) and parent in self._index)
+
+    def types(self) -> list[Any]:
+        """Each entry's ``type`` in append order: the session's own list, kept as entries are
+        appended (read it, never change it)."""
+        return self._types
+
+    def count_of(self, kind: str) -> int:
+        """How many entries have ``type`` ``kind`` (kept as entries are appended: O(1))."""
+        return self._type_counts[kind]
+
+    def odd_message_positions(self) -> list[int]:
+        """Positions of the ``message`` entries whose ``message`` is not an object (read only)."""
+        return self._odd_messages
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the in-memory leaf (None = before the first entry). Not persisted (§2.3)."""
@@ -501,19 +571,6 @@ def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
         if _role(entry) in ("user", "assistant"):
             return entry.get("id")
     return None
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while building many acyclic objects: at 40,000 entries the
-    collections it triggers cost more than the work (get_tree 0.67 s instead of 0.07 s)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_tree(entries: list[dict[str, Any]], labels: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:

@@ -1,0 +1,90 @@
+"""The stdout writer's holds: agent events and the prompt response share one ``write`` per loop
+iteration, and a message's first content delta is written at once with everything held before it
+(time to first token), in order."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from atomic_host.frontends.rpc.io import Output
+
+
+def _update(kind: str, **fields: object) -> dict[str, object]:
+    return {"type": "message_update", "assistantMessageEvent": {"type": kind, **fields}}
+
+
+def _available(fd: int) -> list[bytes]:
+    """The lines written so far (without waiting)."""
+    try:
+        data = os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return []
+    return data.splitlines()
+
+
+async def test_first_delta_is_written_at_once_with_the_held_records() -> None:
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    writes: list[int] = []
+    out = Output(fd=w)
+    real = out._write
+    out._write = lambda pieces: (writes.append(len(pieces)), real(pieces))[1]  # type: ignore[method-assign]
+    try:
+        out.respond("prompt", "p1", {"disposition": "started"})
+        out.send({"type": "agent_start"})
+        out.send({"type": "message_start", "message": {"role": "assistant"}})
+        out.send(_update("start"))
+        out.send(_update("text_start", contentIndex=0))
+        assert _available(r) == []  # all held: nothing was written yet
+        out.send(_update("text_delta", contentIndex=0, delta="a"))
+        lines = _available(r)
+        assert [line.split(b'"')[3] for line in lines] == [
+            b"p1",
+            b"agent_start",
+            b"message_start",
+            *[b"message_update"] * 3,
+        ]
+        assert b'"delta":"a"' in lines[-1] and len(writes) == 1
+        out.send(_update("text_delta", contentIndex=0, delta="b"))  # not the first delta: held
+        out.send(_update("text_delta", contentIndex=0, delta="c"))
+        assert _available(r) == []
+        await asyncio.sleep(0)  # the iteration ends: one write for both
+        assert [b'"delta":"b"' in x or b'"delta":"c"' in x for x in _available(r)] == [True, True]
+        assert len(writes) == 2
+        out.send({"type": "message_start", "message": {"role": "assistant"}})  # a new message: its first delta at once
+        out.send(_update("thinking_delta", contentIndex=0, delta="t"))
+        assert len(_available(r)) == 2 and len(writes) == 3
+    finally:
+        out.flush()
+        os.close(w)
+        os.close(r)
+
+
+async def test_other_responses_are_still_written_at_once() -> None:
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    out = Output(fd=w)
+    try:
+        out.respond("get_state", "s1", {"x": 1})
+        assert len(_available(r)) == 1
+        out.send({"type": "agent_start"})  # a second record in the iteration: held
+        assert _available(r) == []
+        await asyncio.sleep(0)
+        assert _available(r) == [b'{"type":"agent_start"}']
+    finally:
+        out.flush()
+        os.close(w)
+        os.close(r)
+
+
+def test_without_a_running_loop_every_record_is_written_at_once() -> None:
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    out = Output(fd=w)
+    try:
+        out.send({"type": "agent_start"})
+        assert _available(r) == [b'{"type":"agent_start"}']
+    finally:
+        os.close(w)
+        os.close(r)
