@@ -119,6 +119,8 @@ class AgentSession:
     def messages(self) -> list[dict[str, Any]]:
         """The in-memory context. Built on first use from the branch captured by
         ``rebuild_context``: switching to a long session does not pay for it up front."""
+        if self._messages is None and not self._context_branch:
+            self._messages = []
         if self._messages is None:
             from atomic_host.session.context import build_session_context
 

@@ -78,7 +78,7 @@ def iso_from_ms(ms: float) -> str:
     if date is None:
         if len(_DATES) >= 4096:
             _DATES.clear()
-        date = _DATES[day] = _datetime(day * 86400).strftime("%Y-%m-%d")
+        date = _DATES[day] = time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
     hour, rest = divmod(rest, 3600)
     minute, sec = divmod(rest, 60)
     return f"{date}T{hour:02d}:{minute:02d}:{sec:02d}.{micro // 1000:03d}Z"
