@@ -225,9 +225,6 @@ class AgentSession:
         tools = self.rt.tools.for_model()
         return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
 
-    def system_prompt(self) -> str:
-        return build_system_prompt(self.rt.options, self.rt.hooks, self.model_tools(), self.cwd, self.rt.agent_dir)
-
     async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
         """The provider context of the next model call; ``context`` hooks may edit its messages."""
         from atomic_host.session.context import convert_to_llm
@@ -252,7 +249,7 @@ class AgentSession:
             # only when changed, a big one in a thread: the loop never waits on their I/O.
             context = await load_context_files(self.rt.agent_dir, self.cwd)
             rt = self.rt
-            system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, rt.agent_dir, context)
+            system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
         return {
             "systemPrompt": system_prompt,
             "messages": messages,

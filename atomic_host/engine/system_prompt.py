@@ -35,11 +35,10 @@ def build_system_prompt(
     hooks: Dispatcher,
     tools: list[Tool],
     cwd: str,
-    agent_dir: Path,
-    context: list[tuple[str, str]] | None = None,
+    context: list[tuple[str, str]],
 ) -> str:
     """The system prompt for a model call that sees ``tools``; ``context`` is the project context
-    files' ``(path, text)`` pairs when the caller loaded them (:func:`load_context_files`)."""
+    files' ``(path, text)`` pairs (:func:`load_context_files`)."""
     lines = [options.system_prompt or DEFAULT_SYSTEM_PROMPT, ""]
     if tools:
         lines.append("Available tools: " + ", ".join(t.name for t in tools) + ".")
@@ -52,7 +51,7 @@ def build_system_prompt(
     lines.append(f"Current working directory: {cwd}")
     if options.append_system_prompt:
         lines += ["", options.append_system_prompt]
-    for path, text in context_files(agent_dir, cwd) if context is None else context:
+    for path, text in context:
         lines += ["", f"# Project context from {path}", "", text.strip()]
     return "\n".join(lines)
 
@@ -139,29 +138,14 @@ def _needs_thread(probe: tuple[tuple[int, ...], bool]) -> bool:
     return not regular or key[2] > INLINE_READ_BYTES
 
 
-def context_files(agent_dir: Path, cwd: str) -> list[tuple[str, str]]:
+async def load_context_files(agent_dir: Path, cwd: str) -> list[tuple[str, str]]:
     """AGENTS.md (or CLAUDE.md) from the agent dir, then from each dir from the root down to ``cwd``.
 
     Current on every call: a file is read again whenever its stat (times, size, inode, mode)
     changed, or it appeared; one that went away is dropped; unchanged files come from memory.
-    This form reads in the caller's thread; the agent loop uses :func:`load_context_files`."""
-    found = []
-    for names in _candidate_paths(agent_dir, cwd):
-        for path in names:
-            probe, text, current = _lookup(path)
-            if not current:
-                assert probe is not None
-                text = _store(path, probe, _read(path))
-            if text is not None:
-                found.append((path, text))
-                break
-    return found
-
-
-async def load_context_files(agent_dir: Path, cwd: str) -> list[tuple[str, str]]:
-    """:func:`context_files` for the event loop: a changed file bigger than
-    :data:`INLINE_READ_BYTES` (or one that is not a regular file) is read in a worker thread, so
-    the loop never waits on a big read; an unchanged one costs a ``stat``."""
+    A changed file bigger than :data:`INLINE_READ_BYTES` (or one that is not a regular file) is
+    read in a worker thread, so the loop never waits on a big read; an unchanged one costs a
+    ``stat``."""
     found = []
     for names in _candidate_paths(agent_dir, cwd):
         for path in names:

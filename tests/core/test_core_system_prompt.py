@@ -72,7 +72,7 @@ async def test_context_file_edits_between_prompts_are_seen_on_the_next_prompt() 
         assert "end of big" in await prompt_text(host)
 
 
-def test_context_files_are_read_again_only_when_their_stat_changes(tmp_path: Path, monkeypatch: Any) -> None:
+async def test_context_files_are_read_again_only_when_their_stat_changes(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(system_prompt, "RACY_NS", 0)  # trust every stat (the racy rule has its own test)
     reads: list[str] = []
     real = system_prompt._read
@@ -83,19 +83,19 @@ def test_context_files_are_read_again_only_when_their_stat_changes(tmp_path: Pat
     path = cwd / "AGENTS.md"
     path.write_text("one")
     os.utime(path, (1_600_000_000, 1_600_000_000))
-    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "one")]
-    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "one")]
+    assert await system_prompt.load_context_files(agent_dir, str(cwd)) == [(str(path), "one")]
+    assert await system_prompt.load_context_files(agent_dir, str(cwd)) == [(str(path), "one")]
     assert reads == [str(path)]
     path.write_text("two")
-    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "two")]
-    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(path), "two")]
+    assert await system_prompt.load_context_files(agent_dir, str(cwd)) == [(str(path), "two")]
+    assert await system_prompt.load_context_files(agent_dir, str(cwd)) == [(str(path), "two")]
     assert reads == [str(path)] * 2
     path.unlink()
     (cwd / "CLAUDE.md").write_text("three")
-    assert system_prompt.context_files(agent_dir, str(cwd)) == [(str(cwd / "CLAUDE.md"), "three")]
+    assert await system_prompt.load_context_files(agent_dir, str(cwd)) == [(str(cwd / "CLAUDE.md"), "three")]
 
 
-def test_a_recently_changed_context_file_is_read_every_time(tmp_path: Path, monkeypatch: Any) -> None:
+async def test_a_recently_changed_context_file_is_read_every_time(tmp_path: Path, monkeypatch: Any) -> None:
     """Racy: an edit in the same timestamp tick as the stat keeps the stat equal, so a file
     changed less than RACY_NS ago is never served from memory."""
     reads: list[str] = []
@@ -105,7 +105,7 @@ def test_a_recently_changed_context_file_is_read_every_time(tmp_path: Path, monk
     path = tmp_path / "w" / "AGENTS.md"
     path.write_text("one")
     for _ in range(3):
-        assert system_prompt.context_files(tmp_path / "agent", str(tmp_path / "w")) == [(str(path), "one")]
+        assert await system_prompt.load_context_files(tmp_path / "agent", str(tmp_path / "w")) == [(str(path), "one")]
     assert reads == [str(path)] * 3
 
 
