@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.http import OPEN, ProviderError, StreamAborted, _body_bytes, _send, sse_events
 from atomic_host.kit.llm.http1 import freeze_json, json_body
-from atomic_host.kit.llm.http_client import new_http_client
+from atomic_host.kit.llm.http_client import TLS_ENV, new_http_client, tls_context
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import make_certificates
 
@@ -152,6 +152,10 @@ def _cut(data: bytes, cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
+REFERENCE_TLS = ssl.create_default_context()
+"""The reference httpx clients' TLS context, built once: they talk plain HTTP to the raw server, and
+a context per client (the CA bundle read each time) was most of the property tests' time."""
+
 TOKEN = st.text("abcdefghijklmnopqrstuvwxyz-ABCXYZ0123456789!#$%&'*+.^_`|~", min_size=1, max_size=12)
 HOSTILE = st.binary(max_size=16)
 HEADER_LINE = st.one_of(
@@ -223,7 +227,7 @@ def responses(draw: st.DrawFn) -> bytes:
 async def test_responses_read_the_same_as_through_httpx(raw_server: RawServer, data: bytes, cuts: list[int]) -> None:
     pieces = _cut(data, cuts)
     outcomes = []
-    for client in (httpx.AsyncClient(trust_env=False), new_http_client(), new_http_client()):
+    for client in (httpx.AsyncClient(trust_env=False, verify=REFERENCE_TLS), new_http_client(), new_http_client()):
         async with client:
             if len(outcomes) == 2:  # a first request teaches the pool the head: this one is a PreparedPost
                 warm_up = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"  # not kept
@@ -254,7 +258,7 @@ async def test_request_bytes_are_the_ones_httpx_sends(
     raw_server: RawServer, headers: dict[str, str], body: Any, path: str
 ) -> None:
     sent: list[Any] = []
-    for client in (httpx.AsyncClient(trust_env=False), new_http_client()):
+    for client in (httpx.AsyncClient(trust_env=False, verify=REFERENCE_TLS), new_http_client()):
         raw_server.scripts.append(([b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"], True))
         before = len(raw_server.requests)
         async with client:
@@ -289,7 +293,7 @@ async def test_repeated_posts_send_the_bytes_httpx_sends(
     kinds: list[str] = []
     reply = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok"
     for direct in (False, True):
-        client = new_http_client() if direct else httpx.AsyncClient(trust_env=False)
+        client = new_http_client() if direct else httpx.AsyncClient(trust_env=False, verify=REFERENCE_TLS)
         before = len(raw_server.requests)
         got: list[Any] = []
         async with client:
@@ -370,7 +374,8 @@ async def test_connection_refused_reads_as_through_httpx() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens on it once closed
     url = f"http://127.0.0.1:{port}/v1"
-    outcomes = [await _outcome(c, url) for c in (httpx.AsyncClient(trust_env=False), new_http_client())]
+    clients = (httpx.AsyncClient(trust_env=False, verify=REFERENCE_TLS), new_http_client())
+    outcomes = [await _outcome(c, url) for c in clients]
     assert outcomes[1] == outcomes[0] == (None, None, b"", ("ConnectError", "All connection attempts failed"))
 
 
@@ -443,6 +448,27 @@ async def test_tls_trusts_ssl_cert_file_as_httpx_does(
         assert outcomes[1][0] == 200 and b"tls" in outcomes[1][2]
     else:
         assert outcomes[1][3][0] == "ConnectError" and "CERTIFICATE_VERIFY_FAILED" in outcomes[1][3][1]
+
+
+async def test_clients_share_one_tls_context_per_ca_setting(
+    ip_certs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CA bundle is loaded once per process, not per client (~25 ms each), and again for a
+    different SSL_CERT_FILE, which the clients built after it then verify with."""
+    for name in TLS_ENV:
+        monkeypatch.delenv(name, raising=False)
+    first, second = new_http_client(), new_http_client()
+    monkeypatch.setenv("SSL_CERT_FILE", str(ip_certs["ca"]))
+    third, fourth = new_http_client(), new_http_client()
+    try:
+        assert first.direct.tls is second.direct.tls
+        assert third.direct.tls is fourth.direct.tls is tls_context()  # SSL_CERT_FILE's
+        assert third.direct.tls is not first.direct.tls
+        monkeypatch.delenv("SSL_CERT_FILE")
+        assert tls_context() is first.direct.tls
+    finally:
+        for client in (first, second, third, fourth):
+            await client.aclose()
 
 
 async def test_the_host_streams_replies_over_one_kept_alive_connection(raw_server: RawServer, tmp_path: Path) -> None:

@@ -15,12 +15,14 @@ from atomic_host.core.options import Options
 from atomic_host.kit.log import log
 
 
-def _prewarm(tools: list[Any]) -> None:
+def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
     """Import what later commands need off the critical path, so the first prompt does not import
     on the event loop: first the host's own modules of a run (the agent loop, tool execution,
     compaction: a prompt right after the first response would otherwise import them on the loop
     while this thread holds the GIL for pydantic) and session navigation (new_session, fork, …),
-    then orjson, httpx, the pydantic protocol models and the tools' modules and schemas."""
+    then orjson, httpx (and, when the session's model is reached over HTTP, the TLS context: the CA
+    bundle, ~25 ms the first prompt would wait for), the pydantic protocol models and the tools'
+    modules and schemas."""
     try:
         import atomic_host.agent.loop
         import atomic_host.agent.tool_exec
@@ -31,6 +33,10 @@ def _prewarm(tools: list[Any]) -> None:
         load_fast_encoder()
         import httpx  # noqa: F401
 
+        if needs_http:
+            from atomic_host.kit.llm.http_client import tls_context
+
+            tls_context()
         import atomic_host.core.protocol.validate  # noqa: F401
 
         for tool in tools:
@@ -101,7 +107,9 @@ async def serve(opts: Options, collecting: bool | None = None) -> int:
         await rt.shutdown()
 
     def warm() -> None:
-        threading.Thread(target=_prewarm, args=(rt.tools.for_model(),), daemon=True).start()
+        model = rt.session.model if rt.session is not None else None
+        needs_http = model is not None and rt.models.needs_http(model["api"])
+        threading.Thread(target=_prewarm, args=(rt.tools.for_model(), needs_http), daemon=True).start()
 
     def explain(message: str) -> str:
         from atomic_host.frontends.hints import explain

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import importlib.util
 import ipaddress
+import os
 import sys
+import threading
 import urllib.parse
 import urllib.request
 from typing import Any
@@ -104,6 +106,27 @@ def _note_missing_sniffio() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
+TLS_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")
+"""The variables httpx reads when it builds a TLS context (``trust_env``)."""
+_tls_contexts: dict[tuple[str | None, ...], Any] = {}
+_tls_lock = threading.Lock()
+
+
+def tls_context() -> Any:
+    """The TLS context provider clients verify servers with, built once per process (per value of
+    :data:`TLS_ENV`) and shared by every client: loading the CA bundle takes ~25 ms of CPU, which
+    the first request of each new client paid (an ``ssl.SSLContext`` is safe to share between
+    connections and threads). Thread-safe: the RPC warm-up thread may build it while a prompt asks."""
+    key = tuple(os.environ.get(name) for name in TLS_ENV)
+    with _tls_lock:
+        context = _tls_contexts.get(key)
+        if context is None:
+            import httpx
+
+            context = _tls_contexts[key] = httpx.create_ssl_context(trust_env=True)
+    return context
+
+
 def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None) -> Any:
     """An ``httpx.AsyncClient`` honouring the proxy variables, ``proxy`` (the setting) and the CA
     variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline).
@@ -117,7 +140,7 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
     _note_missing_sniffio()
     # One TLS context (the CA bundle loads in tens of ms) for every transport and the DirectPool;
     # trust_env: SSL_CERT_FILE / SSL_CERT_DIR.
-    tls = httpx.create_ssl_context(trust_env=True)
+    tls = tls_context()
     transports: dict[str, Any] = {}  # one transport per proxy URL
 
     def transport_for(url: str) -> Any:
