@@ -20,12 +20,14 @@ network), with the wall time from writing the prompt to reading that delta's lin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +104,10 @@ def write_calls(pid: int) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("syscw:"))
 
 
-async def host_run_ms(server: Any, runs: int) -> tuple[list[float], list[float], list[int]]:
-    """(prompt → agent_end wall times, host CPU per run, host write calls per run)."""
-    out, cpu, writes = [], [], []
+@contextlib.asynccontextmanager
+async def local_model_host(server: Any) -> AsyncIterator[Any]:
+    """``atomic --mode rpc`` on the model ``local/m1`` of ``server`` (a models.json provider), no
+    session file; with ``--with-secrets`` its key and the env keys are credentials to mask."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "agent").mkdir()
@@ -114,30 +117,37 @@ async def host_run_ms(server: Any, runs: int) -> tuple[list[float], list[float],
         (root / "agent" / "models.json").write_text(json.dumps({"providers": providers}))
         env = BENCH_SECRETS if WITH_SECRETS else None
         async with start_host("--model", "local/m1", "--no-session", base=root, env=env) as host:
-            client = host.client
-            assert client.proc is not None
-            pid = client.proc.pid
-            for i in range(runs + 2):  # two warm-up runs (imports, connection pool)
-                server.enqueue(reply())
-                n0 = len(client.events)
-                c0, w0 = cpu_ms(pid), write_calls(pid)
-                t0 = time.perf_counter()
-                await client.prompt(f"run {i}")
-                end = await client.wait_for_event("agent_end", after=n0)
-                elapsed = (time.perf_counter() - t0) * 1000
-                await client.wait_for_idle(after=n0)
-                used, wrote = cpu_ms(pid) - c0, write_calls(pid) - w0
-                await client.call("new_session")
-                deltas = sum(
-                    1 for e in client.events[n0:]
-                    if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
-                )  # fmt: skip
-                assert deltas == DELTAS, deltas
-                assert end["messages"][-1]["stopReason"] == "stop"
-                if i >= 2:
-                    out.append(elapsed)
-                    cpu.append(used)
-                    writes.append(wrote)
+            yield host
+
+
+async def host_run_ms(server: Any, runs: int) -> tuple[list[float], list[float], list[int]]:
+    """(prompt → agent_end wall times, host CPU per run, host write calls per run)."""
+    out, cpu, writes = [], [], []
+    async with local_model_host(server) as host:
+        client = host.client
+        assert client.proc is not None
+        pid = client.proc.pid
+        for i in range(runs + 2):  # two warm-up runs (imports, connection pool)
+            server.enqueue(reply())
+            n0 = len(client.events)
+            c0, w0 = cpu_ms(pid), write_calls(pid)
+            t0 = time.perf_counter()
+            await client.prompt(f"run {i}")
+            end = await client.wait_for_event("agent_end", after=n0)
+            elapsed = (time.perf_counter() - t0) * 1000
+            await client.wait_for_idle(after=n0)
+            used, wrote = cpu_ms(pid) - c0, write_calls(pid) - w0
+            await client.call("new_session")
+            deltas = sum(
+                1 for e in client.events[n0:]
+                if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+            )  # fmt: skip
+            assert deltas == DELTAS, deltas
+            assert end["messages"][-1]["stopReason"] == "stop"
+            if i >= 2:
+                out.append(elapsed)
+                cpu.append(used)
+                writes.append(wrote)
     return out, cpu, writes
 
 
@@ -146,38 +156,30 @@ async def first_delta_run(server: Any, runs: int) -> tuple[list[float], list[flo
     calls until then) against a server that pauses after the first delta's chunk (see the module
     docstring)."""
     wall, cpu, writes = [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "agent").mkdir()
-        key = "sk-local-bench-Vb5Qm9Xz3Kw7" if WITH_SECRETS else "dummy"
-        providers = {"local": {"baseUrl": server.base_url, "api": "openai-completions", "apiKey": key,
-                               "models": [{"id": "m1"}]}}  # fmt: skip
-        (root / "agent" / "models.json").write_text(json.dumps({"providers": providers}))
-        env = BENCH_SECRETS if WITH_SECRETS else None
-        async with start_host("--model", "local/m1", "--no-session", base=root, env=env) as host:
-            client = host.client
-            assert client.proc is not None
-            pid = client.proc.pid
-            for i in range(runs + 2):  # two warm-up runs
-                await asyncio.sleep(SETTLE_S)
-                n0 = len(client.events)
-                c0, w0 = cpu_ms(pid), write_calls(pid)
-                t0 = time.perf_counter()
-                await client.prompt(f"run {i}")
-                await client.wait_for_event(
-                    lambda e: e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta",
-                    after=n0,
-                )
-                elapsed = (time.perf_counter() - t0) * 1000
-                await asyncio.sleep(SETTLE_S)
-                used, wrote = cpu_ms(pid) - c0, write_calls(pid) - w0
-                await client.wait_for_event("agent_end", after=n0)
-                await client.wait_for_idle(after=n0)
-                await client.call("new_session")
-                if i >= 2:
-                    wall.append(elapsed)
-                    cpu.append(used)
-                    writes.append(wrote)
+    async with local_model_host(server) as host:
+        client = host.client
+        assert client.proc is not None
+        pid = client.proc.pid
+        for i in range(runs + 2):  # two warm-up runs
+            await asyncio.sleep(SETTLE_S)
+            n0 = len(client.events)
+            c0, w0 = cpu_ms(pid), write_calls(pid)
+            t0 = time.perf_counter()
+            await client.prompt(f"run {i}")
+            await client.wait_for_event(
+                lambda e: e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta",
+                after=n0,
+            )
+            elapsed = (time.perf_counter() - t0) * 1000
+            await asyncio.sleep(SETTLE_S)
+            used, wrote = cpu_ms(pid) - c0, write_calls(pid) - w0
+            await client.wait_for_event("agent_end", after=n0)
+            await client.wait_for_idle(after=n0)
+            await client.call("new_session")
+            if i >= 2:
+                wall.append(elapsed)
+                cpu.append(used)
+                writes.append(wrote)
     return wall, cpu, writes
 
 
