@@ -144,7 +144,7 @@ def record(cls: T) -> T:
         if name not in cls.__dict__:
             continue
         value = cls.__dict__[name]
-        spec = value if isinstance(value, Field) else _as_field(value)
+        spec = _as_field(value)
         if spec is not None:
             if not spec.repr:
                 hidden.add(name)

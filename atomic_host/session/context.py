@@ -9,6 +9,8 @@ plugins use them too; the names are re-exported here for the host's importers.
 
 from __future__ import annotations
 
+import operator
+from itertools import compress, repeat
 from typing import Any
 
 from atomic_host.contract.records import field, record
@@ -108,8 +110,6 @@ def build_session_context(path: list[dict[str, Any]]) -> SessionContext:
     A long branch is walked by C loops (``map``, ``list.index``, ``compress``) over its entry
     types, not a Python step per entry: the first ``get_state`` after switching to a 4,000-entry
     session builds it (for ``messageCount``), and a Python walk took ~1.2 ms of it."""
-    from itertools import repeat
-
     ctx = SessionContext()
     types = list(map(dict.get, path, repeat("type")))
     # model: the last model_change or assistant message, a few steps back from the leaf
@@ -204,9 +204,6 @@ def _messages_of(entries: list[dict[str, Any]], types: list[Any]) -> list[dict[s
     ``type``). The common branch (message entries whose messages have their content, between
     entries that contribute nothing) is the messages themselves: picked out by C loops; any other
     branch takes the step per entry."""
-    import operator
-    from itertools import compress, repeat
-
     if "custom_message" not in types and "branch_summary" not in types:
         is_message = map(operator.eq, types, repeat("message"))
         messages = list(map(dict.get, compress(entries, is_message), repeat("message")))

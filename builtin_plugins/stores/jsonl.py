@@ -25,6 +25,7 @@ from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone,
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
 from atomic_host.kit.sessions.jsonl import (
     encode_line,
+    keyed_entries,
     load_jsonl,
     migrate,
     parse_line,
@@ -222,6 +223,7 @@ class JsonlStore(BaseStore):
         if migrate(records):
             atomic_write(path, b"".join(encode_line(r) for r in records), 0o600, fsync=self.fsync)
             needs_newline = False
+        entries = keyed_entries(records)
         writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
         try:
             writer.lock()  # held while the session is open here, so no other process appends
@@ -229,8 +231,7 @@ class JsonlStore(BaseStore):
             log.warning(f"{exc}")
         except OSError:
             pass
-        # the records with a string id are the entries: the session drops the others as it indexes
-        return Session(header, records[1:], writer=writer, location=str(path), persisted=True, keyed_only=True)
+        return Session(header, entries, writer=writer, location=str(path), persisted=True)
 
     def _safe_files(self, directory: Path) -> list[Path]:
         """Regular ``*.jsonl`` files directly in ``directory``; symlinks are never followed."""

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from scale_helpers import reference_branch
 
 from atomic_host.kit.messages import VERBATIM_STRATEGY
-from atomic_host.kit.sessions.jsonl import keyed_entries
 from atomic_host.kit.sessions.store import new_header
 from atomic_host.kit.sessions.tree import Session
 from atomic_host.session.context import branch_message_count, build_session_context
@@ -131,22 +130,3 @@ def test_message_count_is_the_built_context_after_any_appends(entries: list[dict
             except OSError:
                 pass
         assert_counts_as_defined(session)
-
-
-@settings(max_examples=300)
-@given(entries=sessions(), junk=st.lists(st.tuples(st.integers(0, 20), st.sampled_from([None, 5, "missing"]))))
-def test_keyed_only_drops_what_keyed_entries_drops(entries: list[dict[str, Any]], junk: Any) -> None:
-    """The JSONL store hands a file's records to the session with ``keyed_only``: the session is
-    the one made from ``keyed_entries`` of them (records without a string id are no entries)."""
-    records = list(entries)
-    for position, entry_id in junk:
-        record: dict[str, Any] = {"type": "message", "message": {"role": "user", "content": "j"}, "timestamp": TS}
-        if entry_id != "missing":
-            record["id"] = entry_id
-        records.insert(min(position, len(records)), record)
-    header = new_header("/p")
-    dropped, kept = Session(header, records, keyed_only=True), Session(header, keyed_entries([header, *records]))
-    assert dropped.entries == kept.entries == entries
-    assert dropped.leaf_id == kept.leaf_id and dropped.branch() == kept.branch()
-    assert dropped.types() == kept.types() and branch_message_count(dropped) == branch_message_count(kept)
-    assert_counts_as_defined(dropped)

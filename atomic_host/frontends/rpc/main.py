@@ -75,12 +75,9 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-async def serve(opts: Options, collecting: bool | None = None) -> int:
-    """Start the runtime and serve stdin until EOF. ``collecting``: whether the garbage collector ran
-    before the caller paused it for the start (None: not paused yet, so paused here)."""
-    if collecting is None:
-        collecting = gc.isenabled()
-        gc.disable()  # until started: see _startup_done
+async def serve(opts: Options, collecting: bool) -> int:
+    """Start the runtime and serve stdin until EOF. The caller paused the garbage collector for the
+    start (``collecting``: whether it ran before); it runs again once started (:func:`_startup_done`)."""
     try:
         from atomic_host.frontends.rpc.handlers import Handlers
         from atomic_host.frontends.rpc.io import Output
@@ -165,7 +162,7 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
             loop.close()
 
 
-def run_rpc(opts: Options, *, collecting: bool | None = None) -> int:
+def run_rpc(opts: Options, *, collecting: bool) -> int:
     """``atomic --mode rpc``; ``collecting`` as for :func:`serve`."""
     return run_to_exit(serve(opts, collecting))
 

@@ -97,11 +97,7 @@ class Session:
         location: str | None = None,
         persisted: bool = False,
         cwd_override: str | None = None,
-        keyed_only: bool = False,
     ) -> None:
-        """``keyed_only``: ``entries`` are a file's records after the header, of which only those
-        with a string id are entries (what ``kit.sessions.jsonl.keyed_entries`` keeps): dropped
-        here, where the ids are looked at anyway, instead of by one more pass of the store's."""
         self.header = header
         self.entries: list[dict[str, Any]] = []
         self._index: dict[str, int] = {}
@@ -123,9 +119,9 @@ class Session:
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
-        self._load(entries, keyed_only)
+        self._load(entries)
 
-    def _load(self, entries: Iterable[dict[str, Any]], keyed_only: bool = False) -> None:
+    def _load(self, entries: Iterable[dict[str, Any]]) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
         C loops (``map``, ``zip``, list comparison) instead of Python ones; a 4,000-entry session
         takes ~0.2 ms instead of ~1.5."""
@@ -133,15 +129,8 @@ class Session:
         if not entries:
             return
         ids = list(map(dict.get, entries, repeat("id")))
-        keyed = set(map(type, ids)) == {str}
-        if not keyed and keyed_only:
-            self.entries = entries = [entry for entry, i in zip(entries, ids, strict=True) if isinstance(i, str)]
-            ids = [i for i in ids if isinstance(i, str)]
-            keyed = bool(ids)
-            if not keyed:
-                return
         types = list(map(dict.get, entries, repeat("type")))
-        if keyed:
+        if set(map(type, ids)) == {str}:
             self._index = index = dict(zip(ids, range(len(ids)), strict=True))
             self.leaf_id = ids[-1]
             # every entry the child of the one before it (a session never navigated back), ids
