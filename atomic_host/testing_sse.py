@@ -23,7 +23,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 Chunk = str | bytes | tuple[float, str | bytes]
 """A chunk, or ``(delay_seconds_before_it, chunk)``."""
@@ -151,7 +154,9 @@ class SSEServer:
         self._serving: ServingThread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
-    def start(self) -> SSEServer:
+    def start(self, tls: ssl.SSLContext | None = None) -> SSEServer:
+        """Listen on a free loopback port (speaking TLS with ``tls``, a server-side context) and
+        serve in a thread of its own."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -169,6 +174,8 @@ class SSEServer:
             do_GET = do_POST
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        if tls is not None:  # before the serving thread looks at the socket (wrapping replaces it)
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._serving = ServingThread(self._httpd)
         return self
 

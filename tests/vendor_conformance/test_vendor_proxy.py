@@ -180,10 +180,9 @@ def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture
 def tls_server(tls_certs: dict[str, Path]) -> Iterator[Any]:
     """The tests' SSE server speaking TLS with the vendor.example certificate."""
-    server = sse.SSEServer().start()
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(tls_certs["cert"], tls_certs["key"])
-    server._httpd.socket = context.wrap_socket(server._httpd.socket, server_side=True)
+    server = sse.SSEServer().start(tls=context)
     yield server
     server.stop()
 
