@@ -378,10 +378,13 @@ class AgentSession:
         from atomic_host.engine import compaction  # loaded: see _load_run_machinery
 
         await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
-        start = BeforeAgentStartEvent(text, images)
-        await self.rt.hooks.acall("before_agent_start", event=start)
-        system_prompt = start.system_prompt
-        extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
+        system_prompt: str | None = None
+        extra: list[dict[str, Any]] = []
+        if self.rt.hooks.has_impls("before_agent_start"):  # else no override, no messages: the event's defaults
+            start = BeforeAgentStartEvent(text, images)
+            await self.rt.hooks.acall("before_agent_start", event=start)
+            system_prompt = start.system_prompt
+            extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
         if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
