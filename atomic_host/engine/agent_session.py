@@ -71,7 +71,7 @@ class AgentSession:
         self._abort_count = 0
         self.auto_retry = rt.settings.retry_enabled
         self.auto_compaction = rt.settings.compaction_enabled
-        self.abort_signal = asyncio.Event()
+        self.abort_signal = asyncio.Event()  # each run gets its own (start_drive)
         self.drive_task: asyncio.Task[None] | None = None
         self.retry = RetryAndFallback(self)
         """Auto-retry and fallback models after a failed run (engine/retry.py)."""
@@ -554,7 +554,10 @@ class AgentSession:
         from the steering queue (they stay listed until delivered, so a first poll would repeat them)."""
         if self.rt.pending_reload:
             self.rt.apply_pending_reloads()
-        self.abort_signal = asyncio.Event()
+        # Imported here, with the first run (the other modules of a run load then too): not on startup's path.
+        from atomic_host.kit.llm.abort import AbortSignal
+
+        self.abort_signal = AbortSignal()  # a provider stream watches it without a task (kit/llm/abort.py)
         self.overflow_recovered = False  # compaction: a new turn may recover from overflow once
         self.drive_task = asyncio.create_task(self._drive(messages, system_prompt, poll_steering_first))
 

@@ -14,13 +14,14 @@ import email.utils
 import math
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.abort import AbortSignal
 from atomic_host.kit.llm.http1 import DirectBody, DirectPool, PreparedPost
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.kit.llm.sse import SSEDecoder
@@ -257,8 +258,12 @@ async def sse_events(
         else:
             timer = loop.call_at(due, check_deadline)
 
-    abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
-    if abort_waiter is not None:
+    abort_waiter: asyncio.Future[bool] | None = None
+    stop_watching: Callable[[], None] | None = None
+    if isinstance(signal, AbortSignal):  # the run's signal: watched without a task of its own
+        stop_watching = signal.on_set(lambda: interrupt("abort"))
+    elif signal is not None:
+        abort_waiter = asyncio.ensure_future(signal.wait())
         abort_waiter.add_done_callback(lambda _f: interrupt("abort"))
     try:
         while True:
@@ -287,6 +292,8 @@ async def sse_events(
             timer.cancel()
         if abort_waiter is not None:
             abort_waiter.cancel()
+        if stop_watching is not None:
+            stop_watching()
         await inner.aclose()
         if own_client:
             await client.aclose()
