@@ -86,7 +86,8 @@ class _UpdateEmitter:
         )
         if key != self.usage_key:
             self.usage_key, self.usage_json = key, dumps(usage)
-        delta = {k: v for k, v in event.items() if k != "partial"}
+        delta = dict(event)  # the event without its partial message, its keys in their order
+        delta.pop("partial", None)
         update: dict[str, Any] = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
         end_turn = partial.get("endTurn")
         if end_turn is not None:

@@ -171,17 +171,21 @@ async def _events(
         attempt += 1
 
 
-@contextlib.asynccontextmanager
-async def _send(
+def _send(
     client: httpx.AsyncClient, request: httpx.Request | PreparedPost, timeout_s: float | None
-) -> AsyncIterator[httpx.Response]:
+) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
     """``client.stream`` for ``request``: through the client's :class:`DirectPool` when it has one
-    and no proxy covers the URL (always so for a :class:`PreparedPost`), else through httpx."""
+    and no proxy covers the URL (always so for a :class:`PreparedPost`: the pool's own context,
+    not one wrapped in another), else through httpx."""
     direct: DirectPool | None = getattr(client, "direct", None)
     if direct is not None and (type(request) is PreparedPost or direct.handles(request.url)):
-        async with direct.stream(request, timeout_s) as resp:
-            yield resp
-        return
+        return direct.stream(request, timeout_s)
+    assert type(request) is httpx.Request
+    return _send_httpx(client, request)
+
+
+@contextlib.asynccontextmanager
+async def _send_httpx(client: httpx.AsyncClient, request: httpx.Request) -> AsyncIterator[httpx.Response]:
     resp = await client.send(request, stream=True)
     try:
         yield resp

@@ -130,6 +130,10 @@ class _Conn(asyncio.Protocol):
         self.buffer.clear()
         return data
 
+    def must_drain(self) -> bool:
+        """Whether :meth:`drain` would raise or wait (else it returns at once)."""
+        return self.error is not None or self._writable is not None
+
     async def drain(self) -> None:
         if self.error is not None:
             raise self.error if isinstance(self.error, OSError) else OSError(str(self.error))
@@ -278,8 +282,9 @@ class DirectPool:
             try:
                 assert conn.transport is not None
                 conn.transport.write(wire)
-                async with asyncio.timeout(timeout_s):
-                    await conn.drain()
+                if conn.must_drain():
+                    async with asyncio.timeout(timeout_s):
+                        await conn.drain()
             except TimeoutError as exc:
                 raise httpx.WriteTimeout("") from exc
             except OSError as exc:
