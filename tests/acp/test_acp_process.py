@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from acp import text_block
 from acp_helpers import acp_host
+
+from atomic_host.testing import host_env
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
 
@@ -40,10 +43,6 @@ async def test_sigterm_ends_the_host(tmp_path: Path) -> None:
 async def test_a_line_that_is_not_utf8_is_a_parse_error_and_the_host_goes_on(tmp_path: Path) -> None:
     """JSON-RPC lines are UTF-8 as in ``--mode rpc``: JSON in UTF-16 or a surrogate encoded in
     UTF-8 bytes is a -32700 parse error naming the byte; the connection serves the next request."""
-    import sys
-
-    from atomic_host.testing import host_env
-
     (tmp_path / "agent").mkdir()
     env = host_env(tmp_path / "agent", tmp_path / "faux.jsonl", tmp_path / "faux.log")
     proc = await asyncio.create_subprocess_exec(
