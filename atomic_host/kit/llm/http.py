@@ -180,7 +180,7 @@ def _send(
     direct: DirectPool | None = getattr(client, "direct", None)
     if direct is not None and (type(request) is PreparedPost or direct.handles(request.url)):
         return direct.stream(request, timeout_s)
-    assert type(request) is httpx.Request
+    assert isinstance(request, httpx.Request)  # a PreparedPost comes from a pool, and goes back to it
     return _send_httpx(client, request)
 
 
