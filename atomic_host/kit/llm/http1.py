@@ -8,7 +8,9 @@ reading at ``[DONE]`` left its terminating chunk unread, so httpcore could not r
 header order, defaults and JSON bytes as before), serialised and validated by h11, on a
 keep-alive connection of its own (asyncio; TLS with the client's context, so ``SSL_CERT_FILE`` /
 ``SSL_CERT_DIR`` still apply, ALPN offering HTTP/1.1 only, as httpcore does without http2). h11
-reads the response head (its checks, limits and error texts), and :class:`DirectBody` reads the
+reads the response head (its checks, limits and error texts) — except a plain head that came whole
+in the first read, which reads the same without it (:func:`_plain_head`, held to h11 by
+``tests/providers/test_prov_http1_head.py``) — and :class:`DirectBody` reads the
 body as h11's readers do — chunked, ``Content-Length`` or to the end of the connection, with
 their error texts — without an event object per read. The response is an ``httpx.Response`` over
 that body, so error bodies, ``Content-Encoding`` (httpx's decoders) and charsets behave as
