@@ -90,7 +90,7 @@ def heads(draw: st.DrawFn) -> bytes:
     return out.encode("latin-1") + draw(st.binary(max_size=12))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(data=heads())
 def test_a_head_read_without_h11_is_read_as_h11_reads_it(data: bytes) -> None:
     _same_as_h11(data)
