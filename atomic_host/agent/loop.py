@@ -77,13 +77,9 @@ class _UpdateEmitter:
     def _send(self, event: dict[str, Any]) -> None:
         partial = event.get("partial") or {}
         usage = partial.get("usage") or ZERO_USAGE
-        key = (
-            usage.get("input"),
-            usage.get("output"),
-            usage.get("cacheRead"),
-            usage.get("cacheWrite"),
-            usage.get("totalTokens"),
-        )
+        # Providers update the usage dict in place: its encoding is reused while no field changed
+        # (every one counts: reasoning tokens, a plugin's own; the nested cost follows the counts).
+        key = tuple(usage.items())
         if key != self.usage_key:
             self.usage_key, self.usage_json = key, dumps(usage)
         delta = dict(event)  # the event without its partial message, its keys in their order

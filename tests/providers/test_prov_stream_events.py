@@ -6,7 +6,11 @@ when draining would wait or fail."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from atomic_host.agent.loop import _UpdateEmitter
 from atomic_host.kit.llm.http1 import _Conn
@@ -52,3 +56,25 @@ async def test_a_connection_is_drained_only_when_draining_would_wait_or_fail() -
     assert not conn.must_drain()
     conn.connection_lost(ConnectionResetError("reset"))
     assert conn.must_drain()
+
+
+@settings(max_examples=200)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["input", "output", "cacheRead", "cacheWrite", "totalTokens", "reasoning", "x"]),
+                  st.integers(0, 5)),
+        max_size=12,
+    )
+)  # fmt: skip
+def test_every_message_update_carries_the_usage_as_it_is_then(steps: list[tuple[str, int]]) -> None:
+    """The usage dict is updated in place between deltas (any field: reasoning tokens alone, too):
+    each update's line carries it as it is at that delta, though its encoding is reused."""
+    sent: list[tuple[dict[str, Any], str | None]] = []
+    emitter = _UpdateEmitter(lambda update, line=None: sent.append((update, line)))
+    usage: dict[str, Any] = {"input": 0, "output": 0, "cost": {"total": 0.0}}
+    partial = {"usage": usage}
+    for field, value in [("output", 0), *steps]:
+        usage[field] = value
+        emitter.send({"type": "text_delta", "partial": partial, "contentIndex": 0, "delta": "x"})
+        _update, line = sent[-1]
+        assert line is not None and json.loads(line)["usage"] == usage
