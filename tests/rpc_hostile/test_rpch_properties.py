@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atomic_host.core.protocol.commands import COMMANDS
-from atomic_host.frontends.rpc.io import LineProtocol
+from atomic_host.frontends.rpc.io import LineProtocol, decode_line
 from atomic_host.testing import start_host
 
 line_bytes = st.binary(max_size=300).map(lambda b: b.replace(b"\n", b"")) | st.text(max_size=100).map(
@@ -163,3 +163,21 @@ def test_every_command_with_random_fields_gets_exactly_one_response(commands: li
             host.assert_protocol_lines()
 
     asyncio.run(scenario())
+
+
+@settings(max_examples=500)
+@given(data=st.binary(max_size=64) | st.text(max_size=32).map(lambda t: t.encode("utf-8", "surrogatepass")),
+       bom=st.booleans())  # fmt: skip
+def test_a_line_decodes_as_utf8_with_one_bom_skipped(data: bytes, bom: bool) -> None:
+    """``decode_line`` is the ``utf-8-sig`` codec's reading (one leading BOM skipped, surrogates
+    and every other invalid sequence refused) without loading that codec."""
+    line = (b"\xef\xbb\xbf" if bom else b"") + data
+    try:
+        expected: str | None = line.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        expected = None
+    try:
+        got: str | None = decode_line(line)
+    except UnicodeDecodeError:
+        got = None
+    assert got == expected

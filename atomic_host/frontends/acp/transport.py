@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from atomic_host.frontends.rpc.io import Output
+from atomic_host.frontends.rpc.io import Output, decode_line
 
 Watcher = tuple[Callable[[dict[str, Any]], bool], Callable[[], None]]
 
@@ -44,7 +44,7 @@ class HostTransport:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line.decode("utf-8-sig"))  # UTF-8 only, as the RPC server decodes
+                message = json.loads(decode_line(line))
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 self.out.send(
                     {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {exc}"}}

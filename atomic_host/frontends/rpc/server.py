@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
-from atomic_host.frontends.rpc.io import Output, open_stdin_lines
+from atomic_host.frontends.rpc.io import Output, decode_line, open_stdin_lines
 from atomic_host.frontends.rpc.table import Handler
 from atomic_host.kit.log import log
 
@@ -94,11 +94,7 @@ class RpcServer:
     def accept(self, line: bytes) -> None:
         """Decode one line and hand it to its lane; anything undecodable is answered here."""
         try:
-            # Decoded here, not by json.loads(bytes): that guesses UTF-16/32 from the first bytes
-            # (a line starting FF FE was reported as a utf-16 error) and lets surrogate code points
-            # through (ED A0 80 became a lone "\ud800" that nothing downstream can encode). The
-            # protocol is UTF-8; a BOM, as a client's first bytes often are, is skipped.
-            cmd = json.loads(line.decode("utf-8-sig"))
+            cmd = json.loads(decode_line(line))
         except RecursionError:
             self.out.error("parse", None, "Failed to parse command: JSON nested too deeply")
             return
