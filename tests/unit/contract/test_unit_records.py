@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -124,3 +124,27 @@ def test_field_refuses_a_default_and_a_factory_like_dataclasses() -> None:
         field(default=1, default_factory=list)
     with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
         dataclasses.field(default=1, default_factory=list)
+
+
+def test_inherited_fields_come_first_and_an_override_keeps_its_place_like_dataclasses() -> None:
+    def shapes(decorate: Any, make_field: Any) -> tuple[type, type]:
+        @decorate
+        class Base:
+            a: int
+            b: str = "b"
+            tags: list[str] = make_field(default_factory=list)
+
+        @decorate
+        class Child(Base):
+            b: str = "child"  # overridden: keeps its place, takes the new default
+            c: int = 3
+            shared: ClassVar[int] = 7  # a class attribute, not a field
+
+        return Base, Child
+
+    (rec_base, rec), (dc_base, dc) = shapes(record, field), shapes(dataclasses.dataclass, dataclasses.field)
+    assert rec.__match_args__ == dc.__match_args__ == ("a", "b", "tags", "c")
+    assert repr(rec(1)).rpartition(".")[2] == repr(dc(1)).rpartition(".")[2] == "Child(a=1, b='child', tags=[], c=3)"
+    assert rec(1, "x", ["t"], 4) == rec(1, "x", ["t"], 4) != rec(1)
+    assert rec(1).tags is not rec(1).tags and rec.shared == 7
+    assert rec_base.__match_args__ == dc_base.__match_args__ == ("a", "b", "tags")
