@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import stat
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,14 @@ from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_a
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_TYPE_RE = re.compile(rb'^\{"type":"([A-Za-z_]+)"')
-_ROLE_RE = re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
+
+
+@cache
+def _line_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(entry type, message role) at the start of a line as the reference writer produces it.
+    Compiled by the first listing, not at import: the two compilations are ~0.9M instructions,
+    and every start imports this module."""
+    return re.compile(rb'^\{"type":"([A-Za-z_]+)"'), re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
 
 
 class _FileLocks:
@@ -414,6 +421,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         return _info_from_records(path, parse_records(data), mtime_ms)
     if lines and lines[-1] and parse_line(lines[-1]) is None:
         lines.pop()  # torn last line
+    type_re, role_re = _line_patterns()
     count = 0
     first_user: dict[str, Any] | None = None
     last_conv = last_info = last_summary = last_branch = -1
@@ -422,7 +430,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         line = lines[index]
         if not line:
             continue
-        match = _TYPE_RE.match(line)
+        match = type_re.match(line)
         if match:
             kind = match.group(1).decode()
         else:
@@ -432,7 +440,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
             parsed[index] = obj
             kind = obj.get("type")
         if kind == "message":
-            role_match = _ROLE_RE.search(line)
+            role_match = role_re.search(line)
             if role_match:
                 role = role_match.group(1).decode()
             else:
