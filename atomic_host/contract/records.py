@@ -86,27 +86,38 @@ def _as_field(value: Any) -> Field | None:
     return Field(default, factory, value.repr, value.compare)
 
 
+_object_setattr = object.__setattr__
+
+
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     cls = type(self)
     names: tuple[str, ...] = cls.__record_fields__
-    if len(args) > len(names):
-        raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
-    for name, value in zip(names, args, strict=False):
-        if name in kwargs:
-            raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
-        object.__setattr__(self, name, value)
+    # object.__setattr__ (like a dataclass's __init__) bypasses a class's own __setattr__; without
+    # one, the builtin setattr does the same for less
+    put = setattr if cls.__setattr__ is _object_setattr else _object_setattr
+    rest = names
+    if args:
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
+        for name, value in zip(names, args, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+            put(self, name, value)
+        rest = names[len(args) :]
     defaults: dict[str, Any] = cls.__record_defaults__
-    for name in names[len(args) :]:
+    used = 0
+    for name in rest:
         if name in kwargs:
-            value = kwargs.pop(name)
-        else:
-            default = defaults.get(name, _NO_DEFAULT)
-            if default is _NO_DEFAULT:
-                raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
-            value = default.default_factory() if isinstance(default, Field) else default
-        object.__setattr__(self, name, value)
-    if kwargs:
-        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+            put(self, name, kwargs[name])
+            used += 1
+            continue
+        default = defaults.get(name, _NO_DEFAULT)
+        if default is _NO_DEFAULT:
+            raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
+        put(self, name, default.default_factory() if isinstance(default, Field) else default)
+    if used != len(kwargs):
+        unexpected = next(key for key in kwargs if key not in names)
+        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unexpected!r}")
 
 
 def _repr(self: Any) -> str:
