@@ -75,6 +75,9 @@ def _group_declared(group: str) -> bool:
             return True  # a zip/egg on sys.path: let importlib_metadata look inside
         except OSError:
             continue
+        listing = "/".join(names)  # one search in C: most of sys.path (the stdlib) holds no distribution
+        if ".dist-info" not in listing and ".egg-info" not in listing:
+            continue
         for name in names:
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
