@@ -33,7 +33,6 @@ from atomic_host.kit.sessions.jsonl import (
     parse_records,
     read_bytes_nofollow,
 )
-from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
 from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
@@ -308,8 +307,10 @@ class JsonlStore(BaseStore):
         dirs = [self.dir_for(cwd)] if cwd is not None else self._project_dirs()
         return any(self._find(d, session_id) is not None for d in dirs)
 
-    # -- listing --------------------------------------------------------------------------------
+    # -- listing (kit.sessions.listing is imported by the first one: in a worker thread, not at start)
     def list(self, cwd: str) -> list[dict[str, Any]]:
+        from atomic_host.kit.sessions.listing import finish_listing
+
         filter_cwd = self._filters_cwd(cwd)
         infos = []
         for path in self._safe_files(self.dir_for(cwd)):
@@ -322,6 +323,8 @@ class JsonlStore(BaseStore):
         return finish_listing(infos)
 
     def list_all(self) -> list[dict[str, Any]]:
+        from atomic_host.kit.sessions.listing import finish_listing
+
         infos = []
         for directory in self._project_dirs():
             for path in self._safe_files(directory):
@@ -401,6 +404,8 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     ``session_info`` and the latest summary line are JSON-parsed. Lines in another key order fall
     back to a full parse.
     """
+    from atomic_host.kit.sessions.listing import build_info
+
     try:
         data = read_bytes_nofollow(path)
         mtime_ms = os.stat(path, follow_symlinks=False).st_mtime * 1000
@@ -497,6 +502,8 @@ def scan_info(path: Path) -> dict[str, Any] | None:
 
 
 def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: float) -> dict[str, Any]:
+    from atomic_host.kit.sessions.listing import ListingState
+
     state = ListingState()
     for record in records[1:]:
         state.apply(record)

@@ -18,7 +18,8 @@ Nor these modules (issue 12, startup: each was on the path once and is loaded wh
   ``bz2``/``lzma`` (argparse's help formatter pulled them in);
 - ``uuid`` and ``platform`` (compaction's request id);
 - the agent loop, tool execution and the compaction driver (the first prompt, or the warm-up
-  thread, imports them).
+  thread, imports them);
+- the session listing (the JSONL store's list and list_all import it, in a worker thread).
 
 The rule is on the libraries, by top-level package: the host's own stdlib-only parts of those
 features may load at start (``builtin_plugins.mcp.config`` reads which servers are configured,
@@ -68,6 +69,7 @@ LAZY_MODULES = {
     "atomic_host.engine.navigation": "the first new_session/switch_session/fork's (or the warm-up thread's)",
     "atomic_host.engine.branch_summary": "navigate_tree's",
     "dataclasses": "plugins' and the host's own dataclasses (records need no dataclasses import)",
+    "atomic_host.kit.sessions.listing": "the first session listing's (list_sessions, in a worker thread)",
 }
 """Modules the first get_state must not wait for → who needs them."""
 PREFIXES = [("dbos_", "DBOS (workflows engine)"), ("acp_", "ACP"), ("mcp_", "MCP SDK")]

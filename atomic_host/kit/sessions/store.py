@@ -14,7 +14,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
 from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
 from atomic_host.kit.sessions.jsonl import load_jsonl
-from atomic_host.kit.sessions.listing import ListingState, finish_listing
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 
 FsyncPolicy = Literal["always", "never"]
@@ -189,6 +188,8 @@ class MemoryStore(BaseStore):
 
 def session_info(session: Session, path: str) -> dict[str, Any]:
     """RpcSessionInfo of an open session (used by tests and the memory store)."""
+    from atomic_host.kit.sessions.listing import ListingState, finish_listing  # listings only: not at start
+
     state = ListingState()
     for entry in session.entries:
         state.apply(entry)
