@@ -24,17 +24,12 @@ from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
-from atomic_host.kit.sessions.jsonl import (
-    encode_line,
-    keyed_entries,
-    load_jsonl,
-    migrate,
-    parse_line,
-    parse_records,
-    read_bytes_nofollow,
-)
 from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
+
+# atomic_host.kit.sessions.jsonl (the line format) and .listing are imported by the functions that
+# read, write or list: a start only creates a session, whose first write comes with the first
+# reply (the RPC warm-up thread has imported the format by then).
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -113,6 +108,8 @@ class JsonlWriter:
             self._lock = _LOCKS.acquire(self.path)
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         ensure_private_dir(self.path.parent)
         data = b"".join(encode_line(r) for r in (header, *entries))
         self._close_fd()
@@ -138,6 +135,8 @@ class JsonlWriter:
         return self._fd
 
     def append(self, entry: dict[str, Any]) -> None:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         line = encode_line(entry)
         try:
             self.lock()
@@ -214,6 +213,14 @@ class JsonlStore(BaseStore):
 
     def open_path(self, path: str | Path) -> Session:
         """Open a session file anywhere (``--session PATH``); migrates v1/v2 files in place."""
+        from atomic_host.kit.sessions.jsonl import (
+            encode_line,
+            keyed_entries,
+            migrate,
+            parse_records,
+            read_bytes_nofollow,
+        )
+
         path = Path(path)
         try:
             data = read_bytes_nofollow(path)
@@ -351,6 +358,8 @@ class JsonlStore(BaseStore):
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
         """Copy a session file into this store's project directory (same basename) and open it."""
+        from atomic_host.kit.sessions.jsonl import load_jsonl, read_bytes_nofollow
+
         source = Path(path)
         load_jsonl(source)  # refuse a non-session file before copying anything
         target_dir = self.dir_for(self.cwd)
@@ -370,6 +379,8 @@ class JsonlStore(BaseStore):
         self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
     ) -> Session:
         """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``."""
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         validate_session_id(header["id"])
         directory = self.dir_for(str(header.get("cwd", "")))
         existing = self._find(directory, header["id"])
@@ -382,6 +393,8 @@ class JsonlStore(BaseStore):
 
 
 def _read_header(path: Path) -> dict[str, Any] | None:
+    from atomic_host.kit.sessions.jsonl import parse_line
+
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except OSError:
@@ -404,6 +417,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     ``session_info`` and the latest summary line are JSON-parsed. Lines in another key order fall
     back to a full parse.
     """
+    from atomic_host.kit.sessions.jsonl import parse_line, parse_records, read_bytes_nofollow
     from atomic_host.kit.sessions.listing import build_info
 
     try:
