@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.records import field, record
+from atomic_host.core.models.auth_store import read_config_text
 from atomic_host.kit.copies import json_copy
 
 MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
@@ -50,7 +51,7 @@ class ProviderConfig:
 def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     """Parse ``path`` into provider configs (file order) plus error texts; a missing file is no error."""
     try:
-        text = path.read_text("utf-8-sig")
+        text = read_config_text(path)
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
