@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from acp import text_block
 from acp_helpers import acp_host
+
+from atomic_host.testing import host_env
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
 
@@ -35,3 +38,30 @@ async def test_sigterm_ends_the_host(tmp_path: Path) -> None:
         await host.new_session()
         host.process.terminate()
         assert await asyncio.wait_for(host.process.wait(), 10) == 143
+
+
+async def test_a_line_that_is_not_utf8_is_a_parse_error_and_the_host_goes_on(tmp_path: Path) -> None:
+    """JSON-RPC lines are UTF-8 as in ``--mode rpc``: JSON in UTF-16 or a surrogate encoded in
+    UTF-8 bytes is a -32700 parse error naming the byte; the connection serves the next request."""
+    (tmp_path / "agent").mkdir()
+    env = host_env(tmp_path / "agent", tmp_path / "faux.jsonl", tmp_path / "faux.log")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "atomic_host", "--mode", "acp", "--provider", "faux",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    proc.stdin.write(json.dumps(request).encode("utf-16") + b"\n")
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"x\xed\xa0\x80"}\n')
+    proc.stdin.write(b"\xef\xbb\xbf" + json.dumps(request).encode() + b"\n")  # a BOM is skipped
+    await proc.stdin.drain()
+    replies = [json.loads(await asyncio.wait_for(proc.stdout.readline(), 20)) for _ in range(3)]
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 20) == 0
+    decoder = "Parse error: 'utf-8' codec can't decode byte"
+    assert [r.get("error") for r in replies[:2]] == [
+        {"code": -32700, "message": f"{decoder} 0xff in position 0: invalid start byte"},
+        {"code": -32700, "message": f"{decoder} 0xed in position 35: invalid continuation byte"},
+    ]
+    assert replies[2]["id"] == 1 and replies[2]["result"]["protocolVersion"] == 1

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
+
+from atomic_host.frontends.rpc import io
 from atomic_host.frontends.rpc.io import Output
 
 
@@ -55,6 +58,38 @@ async def test_first_delta_is_written_at_once_with_the_held_records() -> None:
         out.send({"type": "message_start", "message": {"role": "assistant"}})  # a new message: its first delta at once
         out.send(_update("thinking_delta", contentIndex=0, delta="t"))
         assert len(_available(r)) == 2 and len(writes) == 3
+    finally:
+        out.flush()
+        os.close(w)
+        os.close(r)
+
+
+async def test_the_host_gives_way_once_per_message_after_its_first_delta_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a message's first content delta the writer yields the cpu once (a client woken onto
+    this cpu reads it before the host parses the rest of a burst), with the delta already in the
+    pipe; later deltas of that message, and other records, do not yield."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    seen_at_yield: list[list[bytes]] = []
+    monkeypatch.setattr(io, "_sched_yield", lambda: seen_at_yield.append(_available(r)))
+    out = Output(fd=w)
+    try:
+        out.respond("prompt", "p1", {"disposition": "started"})
+        out.send({"type": "message_start", "message": {"role": "assistant"}})
+        out.send(_update("text_start", contentIndex=0))
+        assert seen_at_yield == []
+        out.send(_update("text_delta", contentIndex=0, delta="a"))
+        assert len(seen_at_yield) == 1 and b'"delta":"a"' in seen_at_yield[0][-1]
+        for delta in "bcd":
+            out.send(_update("text_delta", contentIndex=0, delta=delta))
+        await asyncio.sleep(0)
+        out.respond("get_state", "s1", {})
+        assert len(seen_at_yield) == 1
+        out.send({"type": "message_start", "message": {"role": "assistant"}})  # the next message yields again
+        out.send(_update("toolcall_delta", contentIndex=0, delta="{"))
+        assert len(seen_at_yield) == 2 and b"toolcall_delta" in seen_at_yield[1][-1]
     finally:
         out.flush()
         os.close(w)

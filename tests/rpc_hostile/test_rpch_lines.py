@@ -62,6 +62,34 @@ async def test_a_deep_but_decodable_id_is_echoed_verbatim() -> None:
         assert (await c.get_state())["isStreaming"] is False
 
 
+async def test_a_line_is_utf8_or_a_parse_error_naming_the_byte() -> None:
+    """Lines are UTF-8 (a BOM is skipped). A surrogate encoded in UTF-8 bytes, or JSON in UTF-16,
+    is a parse error that names the UTF-8 decoder and the byte, not a lone surrogate let into the
+    session nor a UTF-16 guess; nothing of such a line takes effect."""
+    utf16 = json.dumps({"type": "set_session_name", "name": "sixteen", "id": "u16"}).encode("utf-16")  # FF FE first
+    decoder = "Failed to parse command: 'utf-8' codec can't decode"
+    bad = {  # line -> its error
+        b'{"type":"set_session_name","name":"a\xed\xa0\x80b","id":"sur"}': (
+            f"{decoder} byte 0xed in position 36: invalid continuation byte"
+        ),
+        utf16: f"{decoder} byte 0xff in position 0: invalid start byte",
+        b'{"type":"set_session_name","name":"cut \xe2\x82","id":"cut"}': (
+            f"{decoder} bytes in position 39-40: invalid continuation byte"
+        ),
+    }
+    async with start_host("--no-session") as host:
+        c = host.client
+        for line in bad:
+            await c.send_raw(line + b"\n")
+        await c.send_raw(b'\xef\xbb\xbf{"type":"set_session_name","name":"after a BOM","id":"bom"}\n')
+        await _wait_for_answers(c, len(bad) + 1, 10)
+        errors = [r["error"] for r in c.responses if r["command"] == "parse"]
+        assert errors == list(bad.values())
+        assert [r["id"] for r in c.responses if r["command"] == "set_session_name"] == ["bom"]
+        assert (await c.get_state())["sessionName"] == "after a BOM"
+        host.assert_protocol_lines()
+
+
 def _hostile_lines() -> list[bytes]:
     """300 lines, each owed exactly one response."""
     kinds: list[bytes] = [

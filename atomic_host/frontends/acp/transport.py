@@ -44,7 +44,7 @@ class HostTransport:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
+                message = json.loads(line.decode("utf-8-sig"))  # UTF-8 only, as the RPC server decodes
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 self.out.send(
                     {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {exc}"}}

@@ -132,7 +132,11 @@ class RpcServer:
     def accept(self, line: bytes) -> None:
         """Decode one line and hand it to its lane; anything undecodable is answered here."""
         try:
-            cmd = json.loads(line)
+            # Decoded here, not by json.loads(bytes): that guesses UTF-16/32 from the first bytes
+            # (a line starting FF FE was reported as a utf-16 error) and lets surrogate code points
+            # through (ED A0 80 became a lone "\ud800" that nothing downstream can encode). The
+            # protocol is UTF-8; a BOM, as a client's first bytes often are, is skipped.
+            cmd = json.loads(line.decode("utf-8-sig"))
         except RecursionError:
             self.out.error("parse", None, "Failed to parse command: JSON nested too deeply")
             return
