@@ -77,16 +77,13 @@ class _UpdateEmitter:
     def _send(self, event: dict[str, Any]) -> None:
         partial = event.get("partial") or {}
         usage = partial.get("usage") or ZERO_USAGE
-        key = (
-            usage.get("input"),
-            usage.get("output"),
-            usage.get("cacheRead"),
-            usage.get("cacheWrite"),
-            usage.get("totalTokens"),
-        )
+        # Providers update the usage dict in place: its encoding is reused while no field changed
+        # (every one counts: reasoning tokens, a plugin's own; the nested cost follows the counts).
+        key = tuple(usage.items())
         if key != self.usage_key:
             self.usage_key, self.usage_json = key, dumps(usage)
-        delta = {k: v for k, v in event.items() if k != "partial"}
+        delta = dict(event)  # the event without its partial message, its keys in their order
+        delta.pop("partial", None)
         update: dict[str, Any] = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
         end_turn = partial.get("endTurn")
         if end_turn is not None:

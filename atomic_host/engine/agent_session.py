@@ -71,7 +71,7 @@ class AgentSession:
         self._abort_count = 0
         self.auto_retry = rt.settings.retry_enabled
         self.auto_compaction = rt.settings.compaction_enabled
-        self.abort_signal = asyncio.Event()
+        self.abort_signal = asyncio.Event()  # each run gets its own (start_drive)
         self.drive_task: asyncio.Task[None] | None = None
         self.retry = RetryAndFallback(self)
         """Auto-retry and fallback models after a failed run (engine/retry.py)."""
@@ -378,10 +378,13 @@ class AgentSession:
         from atomic_host.engine import compaction  # loaded: see _load_run_machinery
 
         await compaction.before_prompt(self)  # compaction: threshold check before a new prompt
-        start = BeforeAgentStartEvent(text, images)
-        await self.rt.hooks.acall("before_agent_start", event=start)
-        system_prompt = start.system_prompt
-        extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
+        system_prompt: str | None = None
+        extra: list[dict[str, Any]] = []
+        if self.rt.hooks.has_impls("before_agent_start"):  # else no override, no messages: the event's defaults
+            start = BeforeAgentStartEvent(text, images)
+            await self.rt.hooks.acall("before_agent_start", event=start)
+            system_prompt = start.system_prompt
+            extra = [_custom(m) for m in start.messages if isinstance(m, dict)]
         if self.is_streaming:  # a hook started a run meanwhile (send_message with trigger_turn): queue
             self._enqueue("followUp" if behavior == "followUp" else "steer", text, images)
             return "queued"
@@ -551,7 +554,10 @@ class AgentSession:
         from the steering queue (they stay listed until delivered, so a first poll would repeat them)."""
         if self.rt.pending_reload:
             self.rt.apply_pending_reloads()
-        self.abort_signal = asyncio.Event()
+        # Imported here, with the first run (the other modules of a run load then too): not on startup's path.
+        from atomic_host.kit.llm.abort import AbortSignal
+
+        self.abort_signal = AbortSignal()  # a provider stream watches it without a task (kit/llm/abort.py)
         self.overflow_recovered = False  # compaction: a new turn may recover from overflow once
         self.drive_task = asyncio.create_task(self._drive(messages, system_prompt, poll_steering_first))
 

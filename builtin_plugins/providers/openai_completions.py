@@ -407,9 +407,7 @@ def _tool_params(tools: list[dict[str, Any]], strict: bool) -> list[dict[str, An
     return params
 
 
-async def stream(
-    model: dict[str, Any], context: dict[str, Any], options: StreamOptions
-) -> AsyncIterator[Event]:
-    """Stream one Chat Completions request as neutral events (never raises)."""
-    async for event in drive(ChatParser(model, context, options), options):
-        yield event
+def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one Chat Completions request as neutral events (never raises). ``drive``'s own
+    generator, which makes the parser when first read: no generator here yielding each event again."""
+    return drive(lambda: ChatParser(model, context, options), options)

@@ -14,13 +14,14 @@ import email.utils
 import math
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.abort import AbortSignal
 from atomic_host.kit.llm.http1 import DirectBody, DirectPool, PreparedPost
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.kit.llm.sse import SSEDecoder
@@ -111,8 +112,9 @@ async def _events(
     headers: dict[str, str],
     body: dict[str, Any],
     options: StreamOptions,
-) -> AsyncIterator[tuple[str, str]]:
-    """The request, with transport retry: yields :data:`OPEN`, then ``(event, data)`` pairs."""
+) -> AsyncIterator[Any]:
+    """The request, with transport retry: yields :data:`OPEN`, then lists of ``(event, data)``
+    pairs (those one network read completed, never empty)."""
     attempt = 0
     while True:
         opened = False
@@ -141,12 +143,12 @@ async def _events(
                     decoder = SSEDecoder()  # httpx_sse's reading, on the bytes (kit/llm/sse.py)
                     async with contextlib.aclosing(_body_bytes(resp)) as chunks:
                         async for chunk in chunks:
-                            for pair in decoder.feed(chunk):
-                                yield pair
+                            if pairs := decoder.feed(chunk):
+                                yield pairs
                     return
                 async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
                     async for sse in sse_iter:
-                        yield sse.event, sse.data
+                        yield [(sse.event, sse.data)]
                 return
         except httpx.TransportError as exc:
             err = ProviderError(transport_error_text(exc))
@@ -169,17 +171,21 @@ async def _events(
         attempt += 1
 
 
-@contextlib.asynccontextmanager
-async def _send(
+def _send(
     client: httpx.AsyncClient, request: httpx.Request | PreparedPost, timeout_s: float | None
-) -> AsyncIterator[httpx.Response]:
+) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
     """``client.stream`` for ``request``: through the client's :class:`DirectPool` when it has one
-    and no proxy covers the URL (always so for a :class:`PreparedPost`), else through httpx."""
+    and no proxy covers the URL (always so for a :class:`PreparedPost`: the pool's own context,
+    not one wrapped in another), else through httpx."""
     direct: DirectPool | None = getattr(client, "direct", None)
     if direct is not None and (type(request) is PreparedPost or direct.handles(request.url)):
-        async with direct.stream(request, timeout_s) as resp:
-            yield resp
-        return
+        return direct.stream(request, timeout_s)
+    assert isinstance(request, httpx.Request)  # a PreparedPost comes from a pool, and goes back to it
+    return _send_httpx(client, request)
+
+
+@contextlib.asynccontextmanager
+async def _send_httpx(client: httpx.AsyncClient, request: httpx.Request) -> AsyncIterator[httpx.Response]:
     resp = await client.send(request, stream=True)
     try:
         yield resp
@@ -214,6 +220,28 @@ async def sse_events(
     url: str, headers: dict[str, str], body: dict[str, Any], options: StreamOptions
 ) -> AsyncIterator[tuple[str, str]]:
     """POST ``body`` and yield :data:`OPEN`, then ``(event, data)`` pairs until the stream ends.
+
+    :func:`sse_batches` one pair at a time, the signal checked before each (see there)."""
+    signal = options.signal
+    async with contextlib.aclosing(sse_batches(url, headers, body, options)) as batches:
+        async for batch in batches:
+            if batch is OPEN:
+                yield OPEN
+                continue
+            for index, pair in enumerate(batch):
+                if index and signal is not None and signal.is_set():
+                    raise StreamAborted
+                yield pair
+
+
+async def sse_batches(
+    url: str, headers: dict[str, str], body: dict[str, Any], options: StreamOptions
+) -> AsyncIterator[Any]:
+    """POST ``body`` and yield :data:`OPEN`, then lists of ``(event, data)`` pairs until the
+    stream ends: the pairs one network read completed, which arrived together (a reply's deltas
+    come in bursts: a list per read, not two generator hops per pair, issue 12). A consumer that
+    acts on the abort signal checks it before each pair after a list's first, as this stream
+    does before each wait (:func:`drive`, :func:`sse_events`).
 
     Raises :class:`StreamAborted` when ``options.signal`` fires, :class:`ProviderError` on HTTP
     errors, network failures and when no event arrives within ``options.stream_deadline_s``.
@@ -257,8 +285,12 @@ async def sse_events(
         else:
             timer = loop.call_at(due, check_deadline)
 
-    abort_waiter = asyncio.ensure_future(signal.wait()) if signal is not None else None
-    if abort_waiter is not None:
+    abort_waiter: asyncio.Future[bool] | None = None
+    stop_watching: Callable[[], None] | None = None
+    if isinstance(signal, AbortSignal):  # the run's signal: watched without a task of its own
+        stop_watching = signal.on_set(lambda: interrupt("abort"))
+    elif signal is not None:
+        abort_waiter = asyncio.ensure_future(signal.wait())
         abort_waiter.add_done_callback(lambda _f: interrupt("abort"))
     try:
         while True:
@@ -287,6 +319,8 @@ async def sse_events(
             timer.cancel()
         if abort_waiter is not None:
             abort_waiter.cancel()
+        if stop_watching is not None:
+            stop_watching()
         await inner.aclose()
         if own_client:
             await client.aclose()
@@ -325,21 +359,35 @@ class WireParser:
         raise NotImplementedError
 
 
-async def drive(parser: WireParser, options: StreamOptions) -> AsyncIterator[dict[str, Any]]:
-    """Run ``parser``'s request and yield its events; every failure becomes one ``error`` event."""
+async def drive(
+    parser: WireParser | Callable[[], WireParser], options: StreamOptions
+) -> AsyncIterator[dict[str, Any]]:
+    """Run ``parser``'s request and yield its events; every failure becomes one ``error`` event.
+
+    ``parser`` may be given as the function that makes it: an adapter's ``stream`` can then return
+    this generator itself (no generator of its own that yields each event again), and the parser
+    is still made when the stream is first read, where a failure to make it is raised."""
+    if not isinstance(parser, WireParser):
+        parser = parser()
     out = parser.out
+    signal = options.signal
     try:
         url, headers, body = parser.request()
-        events = sse_events(url, headers, body, options)
+        events = sse_batches(url, headers, body, options)
         try:
-            async for name, data in events:
-                if (name, data) == OPEN:
+            async for batch in events:
+                if batch is OPEN:
                     yield out.start()
                     continue
-                for ev in parser.on_event(name, data):
-                    yield ev
-                if out.finished:
-                    return
+                for index, (name, data) in enumerate(batch):
+                    # the stream checks the signal before each wait; the pairs after a list's
+                    # first are checked here, as when each was waited for on its own
+                    if index and signal is not None and signal.is_set():
+                        raise StreamAborted
+                    for ev in parser.on_event(name, data):
+                        yield ev
+                    if out.finished:
+                        return
         finally:
             await events.aclose()
         for ev in parser.finish():

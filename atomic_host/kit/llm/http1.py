@@ -8,7 +8,9 @@ reading at ``[DONE]`` left its terminating chunk unread, so httpcore could not r
 header order, defaults and JSON bytes as before), serialised and validated by h11, on a
 keep-alive connection of its own (asyncio; TLS with the client's context, so ``SSL_CERT_FILE`` /
 ``SSL_CERT_DIR`` still apply, ALPN offering HTTP/1.1 only, as httpcore does without http2). h11
-reads the response head (its checks, limits and error texts), and :class:`DirectBody` reads the
+reads the response head (its checks, limits and error texts) — except a plain head that came whole
+in the first read, which reads the same without it (:func:`_plain_head`, held to h11 by
+``tests/providers/test_prov_http1_head.py``) — and :class:`DirectBody` reads the
 body as h11's readers do — chunked, ``Content-Length`` or to the end of the connection, with
 their error texts — without an event object per read. The response is an ``httpx.Response`` over
 that body, so error bodies, ``Content-Encoding`` (httpx's decoders) and charsets behave as
@@ -129,6 +131,10 @@ class _Conn(asyncio.Protocol):
         data = bytes(self.buffer)
         self.buffer.clear()
         return data
+
+    def must_drain(self) -> bool:
+        """Whether :meth:`drain` would raise or wait (else it returns at once)."""
+        return self.error is not None or self._writable is not None
 
     async def drain(self) -> None:
         if self.error is not None:
@@ -262,15 +268,14 @@ class DirectPool:
         ``stream`` is a :class:`DirectBody`. The connection goes back to the pool when the body
         ended with nothing after it (read, or already received when the caller stopped reading:
         adapters stop at their terminal event); otherwise it is closed."""
-        h11_conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE)
+        h11_conn: h11.Connection | None = None
+        sent: h11.Request | None = None
         if isinstance(request, PreparedPost):
             wire = request.wire
-            # h11 reads the response as the client of this request: it is given the head (the
-            # template's event, validated when it was made; what it writes is not used), so it
-            # expects a response to a POST. Reading one does not need the body sent through it.
-            h11_conn.send(request.event)
+            sent = request.event  # h11 is set up only if the response head needs it (_response_head)
             request = request.request
         else:
+            h11_conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE)
             wire = _serialise(h11_conn, request)
         url = request.url
         conn = await self._connect(url, timeout_s)
@@ -279,14 +284,15 @@ class DirectPool:
             try:
                 assert conn.transport is not None
                 conn.transport.write(wire)
-                async with asyncio.timeout(timeout_s):
-                    await conn.drain()
+                if conn.must_drain():
+                    async with asyncio.timeout(timeout_s):
+                        await conn.drain()
             except TimeoutError as exc:
                 raise httpx.WriteTimeout("") from exc
             except OSError as exc:
                 raise httpx.WriteError(str(exc)) from exc
-            event = await _response_head(h11_conn, conn, timeout_s)
-            body = DirectBody(conn, event, h11_conn.trailing_data[0], timeout_s)
+            event, buffered = await _response_head(h11_conn, sent, conn, timeout_s)
+            body = DirectBody(conn, event, buffered, timeout_s)
             response = httpx.Response(
                 event.status_code,
                 headers=event.headers.raw_items(),
@@ -356,8 +362,9 @@ MAX_POST_TEMPLATES = 32
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 """``json.dumps`` with httpx's arguments (it builds this very encoder on every call)."""
-_FROZEN: dict[int, tuple[Any, str]] = {}
-"""id(value) → (the value, kept so the id stays its own; its JSON): see :func:`freeze_json`."""
+_FROZEN: dict[int, tuple[Any, str, bytes]] = {}
+"""id(value) → (the value, kept so the id stays its own; its JSON, as text and as UTF-8): see
+:func:`freeze_json`."""
 MAX_FROZEN = 64
 
 
@@ -368,19 +375,51 @@ def freeze_json(value: Any) -> Any:
     of a request's bytes: ~0.1 ms of encoding a request with the built-in tools, issue 12)."""
     if len(_FROZEN) >= MAX_FROZEN:
         _FROZEN.clear()
-    _FROZEN[id(value)] = (value, _ENCODE(value))
+    text = _ENCODE(value)
+    _FROZEN[id(value)] = (value, text, text.encode("utf-8"))
     return value
+
+
+_SLOT = "\x00atomic-frozen-json-{}\x00"
+"""A frozen member's stand-in while the rest of a body is encoded (see :func:`json_body`)."""
 
 
 def json_body(body: Any) -> bytes:
     """The JSON bytes httpx sends for ``json=body`` (``httpx._content.encode_json``). A dict's
-    members are encoded one by one and joined as the encoder joins them, so that a value given to
-    :func:`freeze_json` is spliced as its kept text: the bytes are the same."""
-    if type(body) is not dict or not _FROZEN or not any(id(v) in _FROZEN for v in body.values()):
+    members given to :func:`freeze_json` are spliced in as their kept JSON: the rest of the body is
+    encoded in one call with a stand-in string for each, and each stand-in's JSON, found exactly
+    once in the result, is replaced by the kept bytes (a body whose own text holds a stand-in is
+    encoded member by member instead). The bytes are the same either way."""
+    if type(body) is not dict or not _FROZEN:
         return _ENCODE(body).encode("utf-8")
+    frozen: list[bytes] = []
+    members: dict[Any, Any] = {}
+    for key, value in body.items():
+        memo = _FROZEN.get(id(value))
+        if memo is not None and memo[0] is value:
+            if type(key) is not str:  # the encoder's key coercions: leave them to it
+                return _ENCODE(body).encode("utf-8")
+            value = _SLOT.format(len(frozen))
+            frozen.append(memo[2])
+        members[key] = value
+    if not frozen:
+        return _ENCODE(body).encode("utf-8")
+    text = _ENCODE(members)
+    out: list[bytes] = []
+    for index, data in enumerate(frozen):
+        head, slot, text = text.partition(_ENCODE(_SLOT.format(index)))
+        if not slot or slot in text:
+            return _json_body_by_member(body)
+        out += (head.encode("utf-8"), data)
+    out.append(text.encode("utf-8"))
+    return b"".join(out)
+
+
+def _json_body_by_member(body: dict[Any, Any]) -> bytes:
+    """:func:`json_body` encoding each member on its own (the body's text holds a stand-in)."""
     parts = []
     for key, value in body.items():
-        if type(key) is not str:  # the encoder's key coercions: leave them to it
+        if type(key) is not str:
             return _ENCODE(body).encode("utf-8")
         memo = _FROZEN.get(id(value))
         parts.append(_ENCODE(key) + ":" + (memo[1] if memo is not None and memo[0] is value else _ENCODE(value)))
@@ -454,22 +493,120 @@ async def _read(conn: _Conn, timeout_s: float | None) -> bytes:
         raise httpx.ReadError(str(exc)) from exc
 
 
-async def _response_head(h11_conn: h11.Connection, conn: _Conn, timeout_s: float | None) -> Any:
-    """h11's final response event (1xx responses skipped, as httpcore does)."""
+async def _response_head(
+    h11_conn: h11.Connection | None, sent: h11.Request | None, conn: _Conn, timeout_s: float | None
+) -> tuple[Any, bytes]:
+    """The final response head (1xx responses skipped, as httpcore does) and the bytes received
+    after it. ``h11_conn`` is the connection that sent the request, or None for a
+    :class:`PreparedPost` (``sent``: its template's event).
+
+    A plain head (:func:`_plain_head`) that arrived whole in the first read is taken as it is: it
+    is what h11 would make of those bytes. Anything else goes to h11, which reads the same bytes
+    in the same reads as before, and so gives the same verdicts and error texts."""
+    data = await _read(conn, timeout_s)
+    plain = _plain_head(data)
+    if plain is not None:
+        return plain
+    if h11_conn is None:
+        assert sent is not None
+        # h11 reads the response as the client of this request: it is given the head (the
+        # template's event, validated when it was made; what it writes is not used), so it
+        # expects a response to a POST. Reading one does not need the body sent through it.
+        h11_conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE)
+        h11_conn.send(sent)
     while True:
-        try:
-            event = h11_conn.next_event()
-        except h11.RemoteProtocolError as exc:
-            raise httpx.RemoteProtocolError(str(exc)) from exc
-        if event is h11.NEED_DATA:
-            data = await _read(conn, timeout_s)
-            if not data and h11_conn.their_state is h11.SEND_RESPONSE:
-                raise httpx.RemoteProtocolError(_DISCONNECTED)
-            h11_conn.receive_data(data)
-        elif isinstance(event, h11.Response) or (
-            isinstance(event, h11.InformationalResponse) and event.status_code == 101
-        ):
-            return event
+        if not data and h11_conn.their_state is h11.SEND_RESPONSE:
+            raise httpx.RemoteProtocolError(_DISCONNECTED)
+        h11_conn.receive_data(data)
+        while True:
+            try:
+                event = h11_conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+            if event is h11.NEED_DATA:
+                break
+            if isinstance(event, h11.Response) or (
+                isinstance(event, h11.InformationalResponse) and event.status_code == 101
+            ):
+                return event, h11_conn.trailing_data[0]
+        data = await _read(conn, timeout_s)
+
+
+_STATUS_LINE = re.compile(rb"HTTP/(1\.[01]) ([2-5][0-9][0-9])(?: ([ -~]*))?")
+"""A status line h11 reads the same (its ``status_line``, narrowed: HTTP/1.x, a final status, an
+ASCII reason)."""
+_HEADER_LINE = re.compile(rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[ \t]*([!-~]+(?:[ \t]+[!-~]+)*)?[ \t]*")
+"""A header line h11 reads the same (its ``header_field``, narrowed to visible ASCII values)."""
+
+
+class _Fields:
+    """A plain head's header fields as h11's ``Headers``: iterated as (lower-case name, value)
+    pairs; :meth:`raw_items` gives the names as sent."""
+
+    __slots__ = ("_full",)
+
+    def __init__(self, full: list[tuple[bytes, bytes, bytes]]) -> None:
+        self._full = full
+
+    def __iter__(self) -> Any:
+        return ((name, value) for _, name, value in self._full)
+
+    def __len__(self) -> int:
+        return len(self._full)
+
+    def raw_items(self) -> list[tuple[bytes, bytes]]:
+        return [(raw, value) for raw, _, value in self._full]
+
+
+class _PlainHead:
+    """A final response head read by :func:`_plain_head`: the fields of h11's ``Response``."""
+
+    __slots__ = ("headers", "http_version", "reason", "status_code")
+
+    def __init__(self, status_code: int, http_version: bytes, reason: bytes, headers: _Fields) -> None:
+        self.status_code = status_code
+        self.http_version = http_version
+        self.reason = reason
+        self.headers = headers
+
+
+def _plain_head(data: bytes) -> tuple[_PlainHead, bytes] | None:
+    """The response head at the start of ``data`` and the bytes after it, when the whole head is
+    there and is plain: CRLF line ends only, an HTTP/1.0 or 1.1 status line with a final status
+    (200-599), header lines of a token, a colon and visible ASCII, at most one Content-Length (all
+    digits) and at most one Transfer-Encoding (``chunked``). h11 gives such a head the same status,
+    version, reason and fields (names lower-cased, the coding lower-cased), and no error; it
+    costs ~0.1 ms of a provider request's path to read it with h11 (issue 12). Anything else is
+    None: h11 reads it."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    # Every line must match a pattern without CR or LF, so h11's first blank line (``\n\r?\n``)
+    # is this one, and its lines (split at ``\r?\n``) are these.
+    lines = data[:end].split(b"\r\n")
+    status = _STATUS_LINE.fullmatch(lines[0])
+    if status is None:
+        return None
+    full: list[tuple[bytes, bytes, bytes]] = []
+    length = coding = False
+    for line in lines[1:]:
+        field = _HEADER_LINE.fullmatch(line)
+        if field is None:
+            return None
+        raw, value = field[1], field[2] or b""
+        name = raw.lower()
+        if name == b"content-length":
+            if length or not value.isdigit() or len(value) > 18:
+                return None  # h11 joins, checks or refuses these
+            length = True
+        elif name == b"transfer-encoding":
+            value = value.lower()
+            if coding or value != b"chunked":
+                return None
+            coding = True
+        full.append((raw, name, value))
+    head = _PlainHead(int(status[2]), status[1], status[3] or b"", _Fields(full))
+    return head, data[end + 4 :]
 
 
 class DirectBody(httpx.AsyncByteStream):

@@ -77,7 +77,8 @@ class AssistantStream:
 
     def text_delta(self, index: int, delta: str) -> Event:
         _append(self.content[index], "text", delta)
-        return self._ev("text_delta", contentIndex=index, delta=delta)
+        # _ev's dict, spelled out: this one is made for every delta of a reply
+        return {"type": "text_delta", "contentIndex": index, "delta": delta, "partial": self.message}
 
     def text_end(self, index: int) -> Event:
         self._close(index)
@@ -89,7 +90,7 @@ class AssistantStream:
 
     def thinking_delta(self, index: int, delta: str) -> Event:
         _append(self.content[index], "thinking", delta)
-        return self._ev("thinking_delta", contentIndex=index, delta=delta)
+        return {"type": "thinking_delta", "contentIndex": index, "delta": delta, "partial": self.message}
 
     def thinking_end(self, index: int) -> Event:
         self._close(index)
