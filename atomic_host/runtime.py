@@ -115,9 +115,10 @@ class Runtime:
             self.plugins.load_entry_points(blocked)
         for path in self.local_extension_paths():
             self.plugins.load_file(path)
+        implementers = self.plugins.implementers(CONTRIBUTION_HOOKS)  # one pass, not one per plugin
         for record in list(self.plugins.records.values()):
             if record.status == "loaded":
-                self.collect(record)
+                self.collect(record, implementers.get(record.name, set()))
         from atomic_host.plugins.selection import apply_selection
 
         apply_selection(self)
@@ -143,13 +144,19 @@ class Runtime:
                 unique.append(rp)
         return unique
 
-    def collect(self, record: PluginRecord) -> None:
-        """Run one plugin's contribution hooks and file what it registered under its name."""
+    def collect(self, record: PluginRecord, implemented: set[str] | None = None) -> None:
+        """Run one plugin's contribution hooks and file what it registered under its name.
+        ``implemented``: those of :data:`CONTRIBUTION_HOOKS` it implements, when the caller knows."""
+        name, path = record.name, record.path
+        if implemented is None:
+            implemented = self.plugins.implemented(name, CONTRIBUTION_HOOKS)
+        if not implemented:  # nothing to call: no registrars to build
+            if self._models is not None:
+                self._models = None
+            return
         from atomic_host.contract.providers import ApiImpl, ProviderInfo
 
-        name, path = record.name, record.path
         builtin = record.source == "builtin"
-        implemented = self.plugins.implemented(name, CONTRIBUTION_HOOKS)
 
         def contribute(hook: str, register: Callable[[Any], None]) -> None:
             if hook in implemented:  # a call of a hook the plugin does not implement would find nothing to run

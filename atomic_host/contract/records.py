@@ -86,27 +86,38 @@ def _as_field(value: Any) -> Field | None:
     return Field(default, factory, value.repr, value.compare)
 
 
+_object_setattr = object.__setattr__
+
+
 def _init(self: Any, *args: Any, **kwargs: Any) -> None:
     cls = type(self)
     names: tuple[str, ...] = cls.__record_fields__
-    if len(args) > len(names):
-        raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
-    for name, value in zip(names, args, strict=False):
-        if name in kwargs:
-            raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
-        object.__setattr__(self, name, value)
+    # object.__setattr__ (like a dataclass's __init__) bypasses a class's own __setattr__; without
+    # one, the builtin setattr does the same for less
+    put = setattr if cls.__setattr__ is _object_setattr else _object_setattr
+    rest = names
+    if args:
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments but {len(args)} were given")
+        for name, value in zip(names, args, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
+            put(self, name, value)
+        rest = names[len(args) :]
     defaults: dict[str, Any] = cls.__record_defaults__
-    for name in names[len(args) :]:
+    used = 0
+    for name in rest:
         if name in kwargs:
-            value = kwargs.pop(name)
-        else:
-            default = defaults.get(name, _NO_DEFAULT)
-            if default is _NO_DEFAULT:
-                raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
-            value = default.default_factory() if isinstance(default, Field) else default
-        object.__setattr__(self, name, value)
-    if kwargs:
-        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+            put(self, name, kwargs[name])
+            used += 1
+            continue
+        default = defaults.get(name, _NO_DEFAULT)
+        if default is _NO_DEFAULT:
+            raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
+        put(self, name, default.default_factory() if isinstance(default, Field) else default)
+    if used != len(kwargs):
+        unexpected = next(key for key in kwargs if key not in names)
+        raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unexpected!r}")
 
 
 def _repr(self: Any) -> str:
@@ -121,30 +132,39 @@ def _eq(self: Any, other: Any) -> bool:
     return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
 
 
+_CLASSVAR = ("ClassVar", "typing.ClassVar")
+
+
 @dataclass_transform(field_specifiers=(field,))
 def record(cls: T) -> T:
-    """Give ``cls`` dataclass behaviour from its annotations (see the module docstring)."""
+    """Give ``cls`` dataclass behaviour from its annotations (see the module docstring).
+
+    Every host start defines some sixty records, so this runs in one pass over the annotations,
+    reads the class namespace once (each ``cls.__dict__`` is a new mappingproxy) and shares the
+    field tuple among the attributes that hold the same names."""
     names: list[str] = []
     defaults: dict[str, Any] = {}
     hidden: set[str] = set()  # field(repr=False)
     uncompared: set[str] = set()  # field(compare=False)
-    for base in reversed(cls.__mro__[1:]):  # inherited fields first, as dataclasses do
-        if base is object:
-            continue  # (the miss of a getattr with a default raises inside, for each record class)
+    mro = cls.__mro__
+    for base in reversed(mro[1:-1] if mro[-1] is object else mro[1:]):  # inherited fields first, as dataclasses do
         for name in getattr(base, "__record_fields__", ()):
             if name not in names:
                 names.append(name)
         defaults.update(getattr(base, "__record_defaults__", {}))
-    own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 -- no inspect import on the startup path
+    inherited = bool(names)
+    namespace = cls.__dict__
+    own = namespace.get("__annotations__", {})  # its own annotations (not inherited ones: a class may have none)
     for name, annotation in own.items():
-        if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+        if (annotation if type(annotation) is str else str(annotation)).startswith(_CLASSVAR):
             continue  # a class attribute, not a field (as in dataclasses)
-        if name not in names:
+        if not inherited or name not in names:
             names.append(name)
-        if name not in cls.__dict__:
+        value = namespace.get(name, MISSING)
+        if value is MISSING:
             continue
-        value = cls.__dict__[name]
-        spec = _as_field(value)
+        # a dataclasses.field(...) can only be one once dataclasses is imported
+        spec = value if isinstance(value, Field) else _as_field(value) if "dataclasses" in sys.modules else None
         if spec is not None:
             if not spec.repr:
                 hidden.add(name)
@@ -169,16 +189,17 @@ def record(cls: T) -> T:
             seen_default = True
         elif seen_default:
             raise TypeError(f"non-default argument {name!r} follows default argument in {cls.__name__}")
-    cls.__record_fields__ = tuple(names)  # type: ignore[attr-defined]
+    fields = tuple(names)
+    cls.__record_fields__ = fields  # type: ignore[attr-defined]
     cls.__record_defaults__ = defaults  # type: ignore[attr-defined]
-    cls.__record_repr__ = tuple(n for n in names if n not in hidden)  # type: ignore[attr-defined]
-    cls.__record_compare__ = tuple(n for n in names if n not in uncompared)  # type: ignore[attr-defined]
-    cls.__match_args__ = tuple(names)  # type: ignore[attr-defined]
-    if "__init__" not in cls.__dict__:
+    cls.__record_repr__ = tuple(n for n in names if n not in hidden) if hidden else fields  # type: ignore[attr-defined]
+    cls.__record_compare__ = tuple(n for n in names if n not in uncompared) if uncompared else fields  # type: ignore[attr-defined]
+    cls.__match_args__ = fields  # type: ignore[attr-defined]
+    if "__init__" not in namespace:
         cls.__init__ = _init  # type: ignore[misc]
-    if "__repr__" not in cls.__dict__:
+    if "__repr__" not in namespace:
         cls.__repr__ = _repr  # type: ignore[assignment]
-    if "__eq__" not in cls.__dict__:
+    if "__eq__" not in namespace:
         cls.__eq__ = _eq  # type: ignore[assignment]
         cls.__hash__ = None  # type: ignore[assignment]  # mutable, like a default dataclass
     return cls

@@ -24,6 +24,8 @@ from atomic_host.contract.providers import ProviderInfo
 from atomic_host.kit.copies import json_copy
 
 PLUGIN_NAME = "builtin_plugins.catalog"
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Values a copy shares (immutable)."""
 
 
 @cache
@@ -45,6 +47,7 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
     out: list[ProviderInfo] = []
     for raw in _load(name)["providers"]:
         models = []
+        provider_compat = raw.get("compat")
         for m in raw["models"]:
             model = {
                 "id": m["id"],
@@ -53,9 +56,11 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 "provider": raw["id"],
                 "baseUrl": m.get("baseUrl", raw["baseUrl"]),
             }
-            model.update({k: json_copy(v) for k, v in m.items() if k not in model})
-            if raw.get("compat"):  # provider compat under the model's own
-                model["compat"] = {**raw["compat"], **(m.get("compat") or {})}
+            for key, value in m.items():  # the rest, copied (scalars are shared: most of a model's values)
+                if key not in model:
+                    model[key] = value if type(value) in _SCALARS else json_copy(value)
+            if provider_compat:  # provider compat under the model's own
+                model["compat"] = {**provider_compat, **(m.get("compat") or {})}
             models.append(model)
         out.append(
             ProviderInfo(
@@ -66,7 +71,7 @@ def catalog_providers(name: str, plugin: str = PLUGIN_NAME) -> list[ProviderInfo
                 env_keys=list(raw.get("envKeys", [])),
                 models=models,
                 headers=dict(raw.get("headers", {})),
-                compat=json_copy(raw.get("compat") or {}),
+                compat=json_copy(provider_compat or {}),
                 always_authenticated=bool(raw.get("keyless", False)),
                 plugin=plugin,
                 secret_env=list(raw.get("secretEnv", [])),

@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import stat
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +24,22 @@ from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
-from atomic_host.kit.sessions.jsonl import (
-    encode_line,
-    keyed_entries,
-    load_jsonl,
-    migrate,
-    parse_line,
-    parse_records,
-    read_bytes_nofollow,
-)
-from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
 from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
+# atomic_host.kit.sessions.jsonl (the line format) and .listing are imported by the functions that
+# read, write or list: a start only creates a session, whose first write comes with the first
+# reply (the RPC warm-up thread has imported the format by then).
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_TYPE_RE = re.compile(rb'^\{"type":"([A-Za-z_]+)"')
-_ROLE_RE = re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
+
+
+@cache
+def _line_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(entry type, message role) at the start of a line as the reference writer produces it.
+    Compiled by the first listing, not at import: the two compilations are ~0.9M instructions,
+    and every start imports this module."""
+    return re.compile(rb'^\{"type":"([A-Za-z_]+)"'), re.compile(rb'"message":\{"role":"([A-Za-z]+)"')
 
 
 class _FileLocks:
@@ -107,6 +108,8 @@ class JsonlWriter:
             self._lock = _LOCKS.acquire(self.path)
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         ensure_private_dir(self.path.parent)
         data = b"".join(encode_line(r) for r in (header, *entries))
         self._close_fd()
@@ -132,6 +135,8 @@ class JsonlWriter:
         return self._fd
 
     def append(self, entry: dict[str, Any]) -> None:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         line = encode_line(entry)
         try:
             self.lock()
@@ -208,6 +213,14 @@ class JsonlStore(BaseStore):
 
     def open_path(self, path: str | Path) -> Session:
         """Open a session file anywhere (``--session PATH``); migrates v1/v2 files in place."""
+        from atomic_host.kit.sessions.jsonl import (
+            encode_line,
+            keyed_entries,
+            migrate,
+            parse_records,
+            read_bytes_nofollow,
+        )
+
         path = Path(path)
         try:
             data = read_bytes_nofollow(path)
@@ -301,8 +314,10 @@ class JsonlStore(BaseStore):
         dirs = [self.dir_for(cwd)] if cwd is not None else self._project_dirs()
         return any(self._find(d, session_id) is not None for d in dirs)
 
-    # -- listing --------------------------------------------------------------------------------
+    # -- listing (kit.sessions.listing is imported by the first one: in a worker thread, not at start)
     def list(self, cwd: str) -> list[dict[str, Any]]:
+        from atomic_host.kit.sessions.listing import finish_listing
+
         filter_cwd = self._filters_cwd(cwd)
         infos = []
         for path in self._safe_files(self.dir_for(cwd)):
@@ -315,6 +330,8 @@ class JsonlStore(BaseStore):
         return finish_listing(infos)
 
     def list_all(self) -> list[dict[str, Any]]:
+        from atomic_host.kit.sessions.listing import finish_listing
+
         infos = []
         for directory in self._project_dirs():
             for path in self._safe_files(directory):
@@ -341,6 +358,8 @@ class JsonlStore(BaseStore):
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
         """Copy a session file into this store's project directory (same basename) and open it."""
+        from atomic_host.kit.sessions.jsonl import load_jsonl, read_bytes_nofollow
+
         source = Path(path)
         load_jsonl(source)  # refuse a non-session file before copying anything
         target_dir = self.dir_for(self.cwd)
@@ -360,6 +379,8 @@ class JsonlStore(BaseStore):
         self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
     ) -> Session:
         """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``."""
+        from atomic_host.kit.sessions.jsonl import encode_line
+
         validate_session_id(header["id"])
         directory = self.dir_for(str(header.get("cwd", "")))
         existing = self._find(directory, header["id"])
@@ -372,6 +393,8 @@ class JsonlStore(BaseStore):
 
 
 def _read_header(path: Path) -> dict[str, Any] | None:
+    from atomic_host.kit.sessions.jsonl import parse_line
+
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except OSError:
@@ -394,6 +417,9 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     ``session_info`` and the latest summary line are JSON-parsed. Lines in another key order fall
     back to a full parse.
     """
+    from atomic_host.kit.sessions.jsonl import parse_line, parse_records, read_bytes_nofollow
+    from atomic_host.kit.sessions.listing import build_info
+
     try:
         data = read_bytes_nofollow(path)
         mtime_ms = os.stat(path, follow_symlinks=False).st_mtime * 1000
@@ -414,6 +440,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         return _info_from_records(path, parse_records(data), mtime_ms)
     if lines and lines[-1] and parse_line(lines[-1]) is None:
         lines.pop()  # torn last line
+    type_re, role_re = _line_patterns()
     count = 0
     first_user: dict[str, Any] | None = None
     last_conv = last_info = last_summary = last_branch = -1
@@ -422,7 +449,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
         line = lines[index]
         if not line:
             continue
-        match = _TYPE_RE.match(line)
+        match = type_re.match(line)
         if match:
             kind = match.group(1).decode()
         else:
@@ -432,7 +459,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
             parsed[index] = obj
             kind = obj.get("type")
         if kind == "message":
-            role_match = _ROLE_RE.search(line)
+            role_match = role_re.search(line)
             if role_match:
                 role = role_match.group(1).decode()
             else:
@@ -489,6 +516,8 @@ def scan_info(path: Path) -> dict[str, Any] | None:
 
 
 def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: float) -> dict[str, Any]:
+    from atomic_host.kit.sessions.listing import ListingState
+
     state = ListingState()
     for record in records[1:]:
         state.apply(record)

@@ -8,7 +8,8 @@ import pytest
 from atomic_host import PROJECT_NAME, hookspec
 from atomic_host.contract.providers import ProviderInfo
 from atomic_host.core.models.thinking import LEVELS
-from builtin_plugins.catalog.data import builtin_providers, provenance
+from atomic_host.kit.copies import json_copy
+from builtin_plugins.catalog.data import _load, builtin_providers, catalog_providers, provenance
 
 REQUIRED = {
     "id": str,
@@ -93,6 +94,30 @@ def test_fresh_copies() -> None:
     first = builtin_providers()
     first[0].models[0]["cost"]["input"] = 999
     assert builtin_providers()[0].models[0]["cost"]["input"] != 999
+
+
+def _containers(value: object) -> list[object]:
+    out, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict | list):
+            out.append(node)
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    return out
+
+
+@pytest.mark.parametrize("name", ["catalog.json", "compat.json", "google.json"])
+def test_catalog_models_are_built_as_before_and_share_nothing_with_the_file_cache(name: str) -> None:
+    cached = {id(c) for c in _containers(_load(name))}
+    for raw, info in zip(_load(name)["providers"], catalog_providers(name), strict=True):
+        assert not {id(c) for m in info.models for c in _containers(m) if c is not m.get("compat")} & cached
+        for m, got in zip(raw["models"], info.models, strict=True):
+            want = {"id": m["id"], "name": m.get("name", m["id"]), "api": m.get("api", raw["api"]),
+                    "provider": raw["id"], "baseUrl": m.get("baseUrl", raw["baseUrl"])}  # fmt: skip
+            want.update({k: json_copy(v) for k, v in m.items() if k not in want})
+            if raw.get("compat"):
+                want["compat"] = {**raw["compat"], **(m.get("compat") or {})}
+            assert repr(got) == repr(want)  # the keys in the same order too
 
 
 def test_plugin_registers_providers() -> None:

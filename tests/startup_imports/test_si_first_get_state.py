@@ -18,7 +18,10 @@ Nor these modules (issue 12, startup: each was on the path once and is loaded wh
   ``bz2``/``lzma`` (argparse's help formatter pulled them in);
 - ``uuid`` and ``platform`` (compaction's request id);
 - the agent loop, tool execution and the compaction driver (the first prompt, or the warm-up
-  thread, imports them).
+  thread, imports them);
+- the session listing (the JSONL store's list and list_all import it, in a worker thread) and the
+  JSONL line format (the first write of a session comes with the first reply; the warm-up thread
+  imports it before).
 
 The rule is on the libraries, by top-level package: the host's own stdlib-only parts of those
 features may load at start (``builtin_plugins.mcp.config`` reads which servers are configured,
@@ -68,6 +71,8 @@ LAZY_MODULES = {
     "atomic_host.engine.navigation": "the first new_session/switch_session/fork's (or the warm-up thread's)",
     "atomic_host.engine.branch_summary": "navigate_tree's",
     "dataclasses": "plugins' and the host's own dataclasses (records need no dataclasses import)",
+    "atomic_host.kit.sessions.listing": "the first session listing's (list_sessions, in a worker thread)",
+    "atomic_host.kit.sessions.jsonl": "the first session file read or write's (or the warm-up thread's)",
 }
 """Modules the first get_state must not wait for → who needs them."""
 PREFIXES = [("dbos_", "DBOS (workflows engine)"), ("acp_", "ACP"), ("mcp_", "MCP SDK")]
@@ -164,3 +169,17 @@ def test_the_rule_matches_what_it_names() -> None:
     for module in ("asyncio", "atomic_host.frontends.rpc.server", "builtin_plugins.mcp.config",
                    "builtin_plugins.workflows.engine", "json", "jiter", "pluggy", "email.mime"):  # fmt: skip
         assert forbidden_reason(module) is None, module
+
+
+def test_the_warm_up_thread_loads_the_session_file_format_before_a_first_reply_writes() -> None:
+    # kit.sessions.jsonl is not on the start path (LAZY_MODULES): the first session write would
+    # import it on the event loop unless the RPC warm-up (_prewarm) has
+    code = (
+        "import sys\n"
+        "from atomic_host.frontends.rpc.main import _prewarm\n"
+        "before = 'atomic_host.kit.sessions.jsonl' in sys.modules\n"
+        "_prewarm([])\n"
+        "print(before, 'atomic_host.kit.sessions.jsonl' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -167,3 +167,17 @@ def test_the_plugin_manager_registers_what_pluggy_registers() -> None:
     hooks = {name: impls for name, _spec, impls in ours}
     assert [i[0] for i in hooks["register_tools"]].count("tricky") == 1
     assert "tricky" in [i[0] for i in hooks["register_commands"]] + [i[0] for i in hooks["host_start"]]
+
+
+def test_implementers_in_one_pass_equal_implemented_per_plugin() -> None:
+    from atomic_host.plugins.manager import PluginHost
+    from atomic_host.runtime import CONTRIBUTION_HOOKS
+
+    host = PluginHost(lambda *_: None)
+    for name in BUILTIN_PLUGINS:
+        host.load_module(name)
+    host.pm.register(_tricky_module(), name="tricky")
+    found = host.implementers(CONTRIBUTION_HOOKS)
+    names = [*BUILTIN_PLUGINS, "tricky"]
+    assert {n: found.get(n, set()) for n in names} == {n: host.implemented(n, CONTRIBUTION_HOOKS) for n in names}
+    assert found["tricky"] == {"register_tools", "register_commands"} and "builtin_plugins.catalog" in found

@@ -15,6 +15,22 @@ from typing import Any
 FILE_MODE = 0o600
 
 
+def read_config_text(path: Path) -> str:
+    """``path.read_text("utf-8-sig")`` (a leading BOM dropped, universal newlines), without that
+    codec: its module is imported at its first use (~0.8M instructions of a start that reads
+    ``models.json``). Text that is no UTF-8 is read the old way, for the very same error."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return path.read_text("utf-8-sig")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
 class AuthFileError(ValueError):
     """auth.json exists but is not a JSON object; it is left untouched."""
 
@@ -22,7 +38,7 @@ class AuthFileError(ValueError):
 def read_auth(path: Path) -> dict[str, Any]:
     """The parsed file; {} when missing. Raises AuthFileError when unreadable or malformed."""
     try:
-        text = path.read_text("utf-8-sig")
+        text = read_config_text(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_host.contract.records import field, record
+from atomic_host.core.models.auth_store import read_config_text
 from atomic_host.kit.copies import json_copy
 
 MODEL_DEFAULTS: dict[str, Any] = {"reasoning": False, "input": ["text"], "contextWindow": 128000,
@@ -50,7 +51,7 @@ class ProviderConfig:
 def load_models_json(path: Path) -> tuple[dict[str, ProviderConfig], list[str]]:
     """Parse ``path`` into provider configs (file order) plus error texts; a missing file is no error."""
     try:
-        text = path.read_text("utf-8-sig")
+        text = read_config_text(path)
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
@@ -129,35 +130,66 @@ def _model_problem(m: Any) -> str | None:
 def normalize_model(raw: dict[str, Any], provider: str, api: str, base_url: str,
                     compat: dict[str, Any] | None = None) -> dict[str, Any]:
     """A full Model dict: defaults filled in, ``compat`` = provider compat under model compat; the
-    keys in the protocol's order (``_KEY_ORDER``), then the others in ``raw``'s. One pass, copying
-    each of ``raw``'s values once: every start normalizes each model of the catalog."""
+    keys in the protocol's order (``_KEY_ORDER``), then the others in ``raw``'s. Written out key by
+    key, copying each of ``raw``'s values once (scalars are shared): every start normalizes each
+    model of the catalog, some sixty, and a loop over ``_KEY_ORDER`` tested every key against
+    every case."""
+    scalars = _SCALARS
     model: dict[str, Any] = {}
-    fallbacks = {"name": _copy(raw["id"]), "api": api, "baseUrl": base_url}
-    for key in _KEY_ORDER:
-        if key == "provider":
-            model[key] = provider
-        elif key == "cost":
-            cost = raw.get("cost")
-            model[key] = {**ZERO_COST, **(json_copy(cost) if cost else {})}
-        elif key == "compat":
-            if compat or "compat" in raw:
-                own = raw.get("compat")
-                model[key] = {**(compat or {}), **(json_copy(own) if own else {})}
-        elif key in raw:
-            model[key] = _copy(raw[key])
-        elif key in fallbacks:
-            model[key] = fallbacks[key]
+    value = raw["id"]
+    model["id"] = value if type(value) in scalars else _copy_container(value)
+    value = raw["name"] if "name" in raw else raw["id"]
+    model["name"] = value if type(value) in scalars else _copy_container(value)
+    if "api" in raw:
+        value = raw["api"]
+        model["api"] = value if type(value) in scalars else _copy_container(value)
+    else:
+        model["api"] = api
+    model["provider"] = provider
+    if "baseUrl" in raw:
+        value = raw["baseUrl"]
+        model["baseUrl"] = value if type(value) in scalars else _copy_container(value)
+    else:
+        model["baseUrl"] = base_url
+    for key in ("reasoning", "thinkingLevelMap", "input"):
+        if key in raw:
+            value = raw[key]
+            model[key] = value if type(value) in scalars else _copy_container(value)
         elif key in MODEL_DEFAULTS:
             model[key] = json_copy(MODEL_DEFAULTS[key])
-    for key, value in raw.items():
-        if key not in _ORDERED:
-            model[key] = _copy(value)
+    cost = raw.get("cost")
+    # merged over the zero costs; a flat table (no tiers) needs no copy of its own first
+    model["cost"] = {**ZERO_COST, **((cost if _is_flat(cost) else json_copy(cost)) if cost else {})}
+    for key in ("contextWindow", "maxTokens", "samplingParams", "headers"):
+        if key in raw:
+            value = raw[key]
+            model[key] = value if type(value) in scalars else _copy_container(value)
+        elif key in MODEL_DEFAULTS:
+            model[key] = json_copy(MODEL_DEFAULTS[key])
+    if compat or "compat" in raw:
+        own = raw.get("compat")
+        model["compat"] = {**(compat or {}), **((own if _is_flat(own) else json_copy(own)) if own else {})}
+    if raw.keys() - _ORDERED:  # keys of the protocol's order only, most often: no loop over them
+        for key, value in raw.items():
+            if key not in _ORDERED:
+                model[key] = value if type(value) in scalars else _copy_container(value)
     return model
 
 
-def _copy(value: Any) -> Any:
-    """``json_copy(value)``, without the call for a scalar (most of a model's values)."""
-    return value if type(value) in _SCALARS else json_copy(value)
+def _copy_container(value: Any) -> Any:
+    """``json_copy(value)``; a flat dict or list (``input``, ``thinkingLevelMap``, most ``compat``)
+    by a shallow copy, after a check that runs in C: a Python loop over its items costs several
+    times more."""
+    if _is_flat(value):
+        return dict(value)
+    if type(value) is list and _SCALARS.issuperset(map(type, value)):
+        return list(value)
+    return json_copy(value)
+
+
+def _is_flat(value: Any) -> bool:
+    """``value`` is a dict of scalars only (so a shallow copy of it is a deep one)."""
+    return type(value) is dict and _SCALARS.issuperset(map(type, value.values()))
 
 
 def apply_override(model: dict[str, Any], patch: dict[str, Any]) -> None:

@@ -19,15 +19,16 @@ def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
     """Import what later commands need off the critical path, so the first prompt does not import
     on the event loop: first the host's own modules of a run (the agent loop, tool execution,
     compaction: a prompt right after the first response would otherwise import them on the loop
-    while this thread holds the GIL for pydantic) and session navigation (new_session, fork, …),
-    then orjson, httpx (and, when the session's model is reached over HTTP, the TLS context: the CA
-    bundle, ~25 ms the first prompt would wait for), the pydantic protocol models and the tools'
-    modules and schemas."""
+    while this thread holds the GIL for pydantic), the session file format (the first reply's
+    write) and session navigation (new_session, fork, …), then orjson, httpx (and, when the
+    session's model is reached over HTTP, the TLS context: the CA bundle, ~25 ms the first prompt
+    would wait for), the pydantic protocol models and the tools' modules and schemas."""
     try:
         import atomic_host.agent.loop
         import atomic_host.agent.tool_exec
         import atomic_host.engine.compaction
         import atomic_host.engine.navigation
+        import atomic_host.kit.sessions.jsonl
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()

@@ -13,8 +13,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
 from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl
-from atomic_host.kit.sessions.listing import ListingState, finish_listing
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 
 FsyncPolicy = Literal["always", "never"]
@@ -176,6 +174,8 @@ class MemoryStore(BaseStore):
         return False
 
     def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
+        from atomic_host.kit.sessions.jsonl import load_jsonl  # the line format: not needed at start
+
         header, entries, _ = load_jsonl(Path(path))
         session = self._create(header, entries)
         session.cwd_override = cwd_override
@@ -189,6 +189,8 @@ class MemoryStore(BaseStore):
 
 def session_info(session: Session, path: str) -> dict[str, Any]:
     """RpcSessionInfo of an open session (used by tests and the memory store)."""
+    from atomic_host.kit.sessions.listing import ListingState, finish_listing  # listings only: not at start
+
     state = ListingState()
     for entry in session.entries:
         state.apply(entry)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -124,3 +124,63 @@ def test_field_refuses_a_default_and_a_factory_like_dataclasses() -> None:
         field(default=1, default_factory=list)
     with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
         dataclasses.field(default=1, default_factory=list)
+
+
+def test_inherited_fields_come_first_and_an_override_keeps_its_place_like_dataclasses() -> None:
+    def shapes(decorate: Any, make_field: Any) -> tuple[type, type]:
+        @decorate
+        class Base:
+            a: int
+            b: str = "b"
+            tags: list[str] = make_field(default_factory=list)
+
+        @decorate
+        class Child(Base):
+            b: str = "child"  # overridden: keeps its place, takes the new default
+            c: int = 3
+            shared: ClassVar[int] = 7  # a class attribute, not a field
+
+        return Base, Child
+
+    (rec_base, rec), (dc_base, dc) = shapes(record, field), shapes(dataclasses.dataclass, dataclasses.field)
+    assert rec.__match_args__ == dc.__match_args__ == ("a", "b", "tags", "c")
+    assert repr(rec(1)).rpartition(".")[2] == repr(dc(1)).rpartition(".")[2] == "Child(a=1, b='child', tags=[], c=3)"
+    assert rec(1, "x", ["t"], 4) == rec(1, "x", ["t"], 4) != rec(1)
+    assert rec(1).tags is not rec(1).tags and rec.shared == 7
+    assert rec_base.__match_args__ == dc_base.__match_args__ == ("a", "b", "tags")
+
+
+def test_init_errors_name_the_argument_in_the_order_dataclasses_would() -> None:
+    @record
+    class Thing:
+        a: int
+        b: int
+        c: list[int] = field(default_factory=list)
+
+    with pytest.raises(TypeError, match=r"takes 3 positional arguments but 4 were given"):
+        Thing(1, 2, [], 4)
+    with pytest.raises(TypeError, match=r"multiple values for argument 'a'"):
+        Thing(1, a=2, zz=3)
+    with pytest.raises(TypeError, match=r"missing required argument: 'b'"):
+        Thing(1, zz=3)  # a missing field is named before an unknown keyword
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'zz'"):
+        Thing(1, b=2, zz=3, yy=4)
+    assert (Thing(1, 2).c, Thing(a=1, b=2, c=[5]).c) == ([], [5])
+
+
+def test_init_sets_fields_past_a_class_own_setattr() -> None:
+    seen: list[str] = []
+
+    @record
+    class Guarded:
+        a: int
+        b: str = "x"
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            seen.append(name)
+            object.__setattr__(self, name, value)
+
+    g = Guarded(1)
+    assert (g.a, g.b, seen) == (1, "x", [])  # __init__ stores the fields directly, as it always did
+    g.a = 2
+    assert seen == ["a"]
