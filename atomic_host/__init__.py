@@ -2,18 +2,22 @@
 
 The public extension API is what this module exports (the contract of :mod:`atomic_host.contract`);
 plugins import nothing else from the host but :mod:`atomic_host.contract` and :mod:`atomic_host.kit`.
-Everything but the hook markers is loaded lazily, so ``import atomic_host`` stays cheap.
+Everything is loaded lazily (the hook markers too), so ``import atomic_host`` stays cheap.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
-
 __version__ = "0.1.0"
 
 _LAZY = {
+    # pluggy's markers too: the command imports this package before it pauses the garbage
+    # collector for its start (frontends/cli.py), and pluggy, with inspect, is then imported
+    # under the pause (~4M instructions less: the collections their objects set off)
+    "PROJECT_NAME": "atomic_host.contract.markers",
+    "hookimpl": "atomic_host.contract.markers",
+    "hookspec": "atomic_host.contract.markers",
     "Tool": "atomic_host.contract.tools",
     "ToolResult": "atomic_host.contract.tools",
     "ToolContext": "atomic_host.contract.tools",
@@ -116,6 +120,7 @@ if TYPE_CHECKING:
         UserBashEvent,
     )
     from atomic_host.contract.host import HostAPI
+    from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
     from atomic_host.contract.providers import ApiImpl, ProviderInfo, StreamOptions
     from atomic_host.contract.results import (
         AgentStartResult,

@@ -110,6 +110,19 @@ def test_an_rpc_start_imports_no_argparse(tmp_path: Any) -> None:
     assert out.stdout.split() == ["False", "False", "rpc", "True"]
 
 
+def test_the_command_module_imports_no_pluggy_before_its_collector_pause(tmp_path: Any) -> None:
+    """``atomic`` imports ``frontends.cli`` (with the ``atomic_host`` package) before ``main`` pauses
+    the garbage collector for the start: pluggy (and inspect) load later, under the pause. The
+    package's markers still resolve, to pluggy's own."""
+    code = (
+        "import sys; from atomic_host.frontends import cli; print('pluggy' in sys.modules);"
+        "import atomic_host, pluggy; print(isinstance(atomic_host.hookimpl, pluggy.HookimplMarker),"
+        "isinstance(atomic_host.hookspec, pluggy.HookspecMarker), atomic_host.PROJECT_NAME)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.split() == ["False", "True", "True", "atomic_host"]
+
+
 # -- plugin registration -------------------------------------------------------------------------
 
 
