@@ -11,7 +11,6 @@ twice instead of once (JSON data never shares containers).
 
 from __future__ import annotations
 
-import copy
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -29,4 +28,6 @@ def json_copy(value: T) -> T:
         return [v if type(v) in _SCALARS else json_copy(v) for v in value]  # type: ignore[attr-defined,return-value]
     if kind in _SCALARS:
         return value
+    import copy  # lazy: JSON data never gets here, and the start path copies only JSON data
+
     return copy.deepcopy(value)

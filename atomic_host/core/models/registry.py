@@ -20,7 +20,6 @@ masks it in everything it writes: at load (env vars, auth.json keys and OAuth to
 
 from __future__ import annotations
 
-import copy
 import importlib
 import os
 from collections.abc import Collection, Iterator, Mapping
@@ -388,7 +387,7 @@ class ModelRegistry:
     def stored_record(self, provider: str) -> dict[str, Any] | None:
         """The credential stored for ``provider`` (a copy; auth.json wins over the legacy file)."""
         record = self._auth.get(provider)
-        return copy.deepcopy(record) if isinstance(record, dict) else None
+        return json_copy(record) if isinstance(record, dict) else None
 
     def uses_stored_oauth(self, provider: str) -> bool:
         """Requests for ``provider`` use an OAuth record from auth.json (no ``--api-key`` overrides it)."""
@@ -526,5 +525,5 @@ def validate_credential(credential: Any) -> dict[str, Any]:
             raise ValueError("Invalid credential: oauth needs a refresh token")
         if isinstance(expires, bool) or not isinstance(expires, int | float):
             raise ValueError("Invalid credential: oauth needs expires (milliseconds since the epoch)")
-        return copy.deepcopy(credential)
+        return json_copy(credential)
     raise ValueError('Invalid credential: type must be "api_key" or "oauth"')

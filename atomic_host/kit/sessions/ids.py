@@ -14,12 +14,13 @@ from atomic_host.kit.messages import ms_from_iso
 
 __all__ = ["ms_from_iso"]  # parsed in the kit, where entries become messages; used here by the stores
 
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+SESSION_ID_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"
+"""§2.1's session id; compiled (and kept by ``re``) at the first check, not at every start."""
 
 
 def validate_session_id(session_id: object) -> str:
     """Return ``session_id`` if it is a safe id (§2.1 regex, no path parts), else raise ValueError."""
-    if not isinstance(session_id, str) or not SESSION_ID_RE.match(session_id) or ".." in session_id:
+    if not isinstance(session_id, str) or not re.match(SESSION_ID_PATTERN, session_id) or ".." in session_id:
         raise ValueError(f"Invalid session id: {session_id!r}")
     return session_id
 
