@@ -30,18 +30,24 @@ while True:
 """
 
 
+def _acknowledged(lines: list[str]) -> list[str]:
+    """The ids of the complete ``ACK <id>`` lines: a line cut by the kill acknowledges nothing."""
+    return [line.split()[1] for line in lines if line.startswith("ACK ") and line.endswith("\n")]
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
 def test_acknowledged_entries_survive_sigkill(kind, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, kind, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     session_id = proc.stdout.readline().split()[1]
-    acked = []
+    lines = []
     deadline = time.monotonic() + 0.7
     while time.monotonic() < deadline:
-        acked.append(proc.stdout.readline().split()[1])
+        lines.append(proc.stdout.readline())
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    acked += [line.split()[1] for line in proc.stdout.read().splitlines() if line.startswith("ACK")]
+    lines += proc.stdout.read().splitlines(keepends=True)
+    acked = _acknowledged(lines)
     assert len(acked) > 5
     store = open_store(kind, tmp_path, None, "/crash")
     reopened = store.open(session_id)
