@@ -7,6 +7,7 @@ count work; so the deadline is off for every property test.
 """
 
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,14 @@ settings.load_profile("atomic")
 # set (as on this machine): then every run and every xdist worker rewrites all test modules again
 # (collection 14-15 s CPU per process instead of 6 s). The cache is in __pycache__ (git-ignored).
 sys.dont_write_bytecode = False
+
+# A suite started in the background by a non-interactive shell (`cmd &` in a script or a CI step)
+# inherits SIGINT ignored, and so would every host it starts; a test that sends a host SIGINT stands
+# for a terminal's Ctrl-C, which the host only sees when the signal is not ignored (an ignored one
+# stays ignored where the host leaves Python's own handling in place: `atomic login`, as asyncio.run
+# does). The suite's processes take the default handling back, and their children with them.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:
