@@ -1,6 +1,7 @@
-"""Shared helpers of the streaming-cost tests: the old per-character string repair (the reference
-model the regex version must equal), a tool-call argument of a given size, and Anthropic /
-OpenAI Chat SSE replies that stream it in small fragments as real models do."""
+"""Shared helpers of the streaming-cost tests: the old per-character string repair and the old
+order of the partial parse (the reference models the fast versions must equal), a tool-call
+argument of a given size, and Anthropic / OpenAI Chat SSE replies that stream it in small fragments
+as real models do."""
 
 from __future__ import annotations
 
@@ -44,6 +45,36 @@ def reference_repair(text: str) -> str:
             out.append(ch)
         i += 1
     return "".join(out)
+
+
+def reference_parse(text: str | None) -> dict[str, Any]:
+    """parse_streaming_json as it was first written: the repaired text before the partial parse
+    (every escape of a partial argument went through the repair's Python callback); its answers
+    are the definition the reordered version is held to."""
+    from atomic_host.kit.llm.json_parse import _partial, repair_json_strings
+
+    if not text or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+        return value if isinstance(value, dict) else {}
+    except ValueError:
+        pass
+    repaired = repair_json_strings(text)
+    if repaired != text:
+        try:
+            value = json.loads(repaired)
+            return value if isinstance(value, dict) else {}
+        except ValueError:
+            pass
+    for candidate in (text, repaired) if repaired != text else (text,):
+        try:
+            value = _partial(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
 
 
 def file_body(size: int) -> str:

@@ -9,7 +9,7 @@ import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scost_helpers import reference_repair, write_arguments
+from scost_helpers import reference_parse, reference_repair, write_arguments
 
 from atomic_host.kit.llm import json_parse, stream
 from atomic_host.kit.llm.json_parse import parse_streaming_json, repair_json_strings
@@ -28,6 +28,48 @@ json_values = st.recursive(
 @given(text=tricky | st.text())
 def test_repair_equals_the_reference_for_any_text(text: str) -> None:
     assert repair_json_strings(text) == reference_repair(text)
+
+
+@settings(max_examples=600)
+@given(text=tricky | st.text(), cut=st.integers(0, 10**6))
+def test_parse_equals_the_reference_for_any_text(text: str, cut: int) -> None:
+    """The partial parse first, the repair only for what it refuses: the same dict as the repair
+    first, for hostile text and for prefixes of JSON with raw controls and invalid escapes."""
+    assert parse_streaming_json(text) == reference_parse(text)
+    broken = '{"k\\q": "a\tb\\x", "n": [1, {"s": "' + text + '"}]}'
+    prefix = broken[: cut % (len(broken) + 1)]
+    assert parse_streaming_json(prefix) == reference_parse(prefix)
+
+
+@given(value=st.dictionaries(st.text(max_size=10), json_values, max_size=5), cut=st.integers(0, 10**6))
+def test_parse_equals_the_reference_for_prefixes_of_json(value: dict, cut: int) -> None:
+    text = json.dumps(value, ensure_ascii=bool(cut % 2))
+    prefix = text[: cut % (len(text) + 1)]
+    assert parse_streaming_json(prefix) == reference_parse(prefix)
+
+
+def test_a_streamed_megabyte_is_parsed_without_the_repair() -> None:
+    """A valid argument cut short is answered by the partial parse: the repair (a Python callback
+    per escape) never runs while a big ``write`` call streams."""
+    _, arguments = write_arguments(1_000_000)
+    calls = 0
+    real = json_parse.repair_json_strings
+
+    def counting(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        return real(text)
+
+    json_parse.repair_json_strings = counting
+    try:
+        s = AssistantStream({"id": "m", "provider": "p", "api": "a"})
+        index, _ = s.toolcall_start("c", "write")
+        for i in range(0, len(arguments), 40):
+            s.toolcall_delta(index, arguments[i : i + 40])
+        assert s.toolcall_end(index)["toolCall"]["arguments"] == json.loads(arguments)
+    finally:
+        json_parse.repair_json_strings = real
+    assert calls == 0
 
 
 @settings(max_examples=200)

@@ -52,7 +52,14 @@ def _partial(text: str) -> Any:
 
 
 def parse_streaming_json(text: str | None) -> dict[str, Any]:
-    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable)."""
+    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable).
+
+    In order: the text as JSON (a finished call), the text as partial JSON, and only when neither
+    parses, the text with its strings repaired (raw control characters, invalid escapes), whole and
+    then partial. A streamed argument is valid JSON cut short, so the partial parse answers it in one
+    pass in C; the repair calls back into Python for every escape of every string (a megabyte of
+    source code is ~200,000 escapes: most of what a big ``write`` call cost the host). The repair
+    cannot change what the partial parse accepted: it only touches what that parse refuses."""
     if not text or not text.strip():
         return {}
     try:
@@ -60,18 +67,22 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
         return value if isinstance(value, dict) else {}
     except ValueError:
         pass
-    repaired = repair_json_strings(text)
-    if repaired != text:
-        try:
-            value = json.loads(repaired)
-            return value if isinstance(value, dict) else {}
-        except ValueError:
-            pass
-    for candidate in (text, repaired) if repaired != text else (text,):
-        try:
-            value = _partial(candidate)
-        except ValueError:
-            continue
+    try:
+        value = _partial(text)
         if isinstance(value, dict):
             return value
-    return {}
+    except ValueError:
+        pass
+    repaired = repair_json_strings(text)
+    if repaired == text:
+        return {}
+    try:
+        value = json.loads(repaired)
+        return value if isinstance(value, dict) else {}
+    except ValueError:
+        pass
+    try:
+        value = _partial(repaired)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
