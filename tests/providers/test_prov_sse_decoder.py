@@ -83,3 +83,26 @@ def test_the_usual_frames() -> None:
         chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
         assert _ours(chunks) == expected
         assert asyncio.run(_reference(chunks)) == expected
+
+
+def _long_line_seconds(size: int, read: int = 4096) -> float:
+    """CPU time to decode one event whose data line is ``size`` bytes, arriving ``read`` bytes at a
+    time (a server's big final event, e.g. OpenAI Responses' ``response.completed``)."""
+    import time
+
+    stream = b"data: " + b"x" * size + b"\n\n"
+    decoder = SSEDecoder()
+    t0 = time.process_time()
+    events = [e for i in range(0, len(stream), read) for e in decoder.feed(stream[i : i + read])]
+    seconds = time.process_time() - t0
+    assert events == [("message", "x" * size)]
+    return seconds
+
+
+def test_a_long_line_costs_linear_time_in_its_size() -> None:
+    """100 KB, ×10 and ×100 in 4 KB reads: the line's start is kept as its chunks and joined once
+    at its end (joining on every read copied the line so far each time: 10 MB took 4.3 s)."""
+    small = max(_long_line_seconds(100_000), 0.002)
+    big = _long_line_seconds(10_000_000)
+    assert big < 2, f"10 MB took {big:.2f} s"  # ~40 ms here
+    assert big < 300 * small, (small, big)  # ×100 the input: about ×100 the time, not ×10,000

@@ -22,8 +22,9 @@ class SSEDecoder:
     __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_skip_lf")
 
     def __init__(self) -> None:
-        self._buffer = b""
-        """The start of a line whose end has not arrived."""
+        self._buffer: list[bytes] = []
+        """The start of a line whose end has not arrived, as the chunks that brought it: joined
+        when its end arrives, so a line of 10 MB in 4 KB reads is one copy, not one per read."""
         self._skip_lf = False
         """The last chunk ended with CR: an LF opening the next one is the rest of that line end."""
         self._event = ""
@@ -38,12 +39,17 @@ class SSEDecoder:
             self._skip_lf = False
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]
-        buffer = self._buffer + chunk if self._buffer else chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            if chunk:
+                self._buffer.append(chunk)
+            return []
+        buffer = b"".join((*self._buffer, chunk)) if self._buffer else chunk
         if b"\r" in buffer:
             self._skip_lf = buffer.endswith(b"\r")
             buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = buffer.split(b"\n")
-        self._buffer = lines.pop()
+        rest = lines.pop()
+        self._buffer = [rest] if rest else []
         out: list[tuple[str, str]] = []
         for raw in lines:
             self._line(raw.decode("utf-8", "replace"), out)
