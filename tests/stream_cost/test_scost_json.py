@@ -147,3 +147,19 @@ def test_repair_of_a_megabyte_is_one_fast_pass() -> None:
     repaired = json_parse.repair_json_strings(arguments[:-2])  # cut inside the string
     assert time.perf_counter() - t0 < 2  # milliseconds here; the per-character loop took seconds
     assert repaired == reference_repair(arguments[:-2])
+
+
+def test_a_tool_call_streams_linearly_under_a_profiler() -> None:
+    """With a profile function set (as a profiler, a debugger or coverage sets one), CPython runs the
+    generic ``+=``, which copies a string instead of growing it: the argument buffer is a list of
+    fragments, so 1 MB still costs about ten times 100 KB (it cost a hundred times: 0.8 s)."""
+    import sys
+
+    sys.setprofile(lambda *_: None)
+    try:
+        small, _ = _stream_write(100_000)
+        big, _ = _stream_write(1_000_000)
+    finally:
+        sys.setprofile(None)
+    assert big < 5, f"1 MB took {big:.2f} s"  # ~0.1 s here
+    assert big < 30 * max(small, 0.005), (small, big)

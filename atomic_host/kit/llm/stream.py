@@ -31,6 +31,34 @@ def _append(block: dict[Any, Any], key: Any, delta: str) -> None:
     block[key] = text
 
 
+class _Fragments:
+    """A tool call's argument text as it streams: fragments kept in a list and joined when read.
+
+    Not ``text += fragment``: that is linear only while CPython can grow the string in place, which
+    its specialised instruction does and the generic one does not. Under a profiler, a debugger or
+    coverage (any ``sys.setprofile``/``settrace``) every append copied the whole text: a 1 MB
+    argument took 0.8 s instead of 60 ms, and ten times that took a hundred times as long."""
+
+    __slots__ = ("length", "parts")
+
+    def __init__(self, text: str = "") -> None:
+        self.parts = [text] if text else []
+        self.length = len(text)
+
+    def add(self, fragment: str) -> None:
+        self.parts.append(fragment)
+        self.length += len(fragment)
+
+    def text(self) -> str:
+        """The whole text; the fragments are joined into one, so reading it again is free."""
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0]
+        text = "".join(parts)
+        self.parts = [text] if text else []
+        return text
+
+
 class AssistantStream:
     """Builds one assistant message and the events describing its growth."""
 
@@ -49,7 +77,7 @@ class AssistantStream:
         self.cost_multiplier = 1.0
         self.finished = False
         self.started = False
-        self._json: dict[int, str] = {}  # scratch buffers of streaming tool-call arguments
+        self._json: dict[int, _Fragments] = {}  # scratch buffers of streaming tool-call arguments
         self._reparse_at: dict[int, int] = {}  # buffer length at which the partial arguments are re-parsed
         self._open: list[int] = []
 
@@ -101,33 +129,35 @@ class AssistantStream:
     ) -> tuple[int, Event]:
         block = {"type": "toolCall", "id": id_, "name": name, "arguments": dict(arguments or {})}
         index = self._open_block(block)
-        self._json[index] = ""
+        self._json[index] = _Fragments()
         return index, self._ev("toolcall_start", contentIndex=index)
 
     def toolcall_delta(self, index: int, fragment: str) -> Event:
-        self._json.setdefault(index, "")
-        _append(self._json, index, fragment)
-        buf = self._json[index]
+        buf = self._json.get(index)
+        if buf is None:
+            buf = self._json[index] = _Fragments()
+        buf.add(fragment)
         # The partial arguments are re-parsed only when the buffer has doubled since the last parse:
         # parsing is O(buffer), so parsing on every delta made a 70 KB argument cost 31 s (quadratic);
         # doubling keeps the total linear and the partial view at most one doubling behind. The wire
         # carries only the delta, and toolcall_end always parses the whole buffer.
-        if len(buf) >= self._reparse_at.get(index, 0):
-            self.content[index]["arguments"] = parse_streaming_json(buf)
-            self._reparse_at[index] = 2 * len(buf) + 64
+        if buf.length >= self._reparse_at.get(index, 0):
+            self.content[index]["arguments"] = parse_streaming_json(buf.text())
+            self._reparse_at[index] = 2 * buf.length + 64
         return self._ev("toolcall_delta", contentIndex=index, delta=fragment)
 
     def toolcall_buffer(self, index: int) -> str:
         """The raw argument JSON received so far for an open tool call."""
-        return self._json.get(index, "")
+        buf = self._json.get(index)
+        return buf.text() if buf is not None else ""
 
     def set_toolcall_buffer(self, index: int, text: str) -> None:
         """Replace the raw argument JSON (a server's final version) and re-parse it, without an event."""
-        self._json[index] = text
+        self._json[index] = _Fragments(text)
         self.content[index]["arguments"] = parse_streaming_json(text)
 
     def toolcall_end(self, index: int, final_json: str | None = None) -> Event:
-        buf = final_json if final_json is not None else self._json.get(index, "")
+        buf = final_json if final_json is not None else self.toolcall_buffer(index)
         if buf:
             self.content[index]["arguments"] = parse_streaming_json(buf)
         self._json.pop(index, None)
