@@ -373,9 +373,7 @@ class AnthropicParser(WireParser):
         return [self.out.error("Anthropic stream ended before message_stop")]
 
 
-async def stream(
-    model: dict[str, Any], context: dict[str, Any], options: StreamOptions
-) -> AsyncIterator[Event]:
-    """Stream one Anthropic Messages request as neutral events (never raises)."""
-    async for event in drive(AnthropicParser(model, context, options), options):
-        yield event
+def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one Anthropic Messages request as neutral events (never raises). ``drive``'s own
+    generator, which makes the parser when first read: no generator here yielding each event again."""
+    return drive(lambda: AnthropicParser(model, context, options), options)

@@ -78,7 +78,6 @@ class CodexResponsesParser(ResponsesParser):
         return super().on_event(event, data)
 
 
-async def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[Event]:
-    """Stream one Codex backend request as neutral events (never raises)."""
-    async for event in drive(CodexResponsesParser(model, context, options), options):
-        yield event
+def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one Codex backend request as neutral events (never raises); ``drive``'s own generator."""
+    return drive(lambda: CodexResponsesParser(model, context, options), options)

@@ -298,9 +298,6 @@ class ResponsesParser(WireParser):
         return [self.out.error("OpenAI Responses stream ended before a terminal response event")]
 
 
-async def stream(
-    model: dict[str, Any], context: dict[str, Any], options: StreamOptions
-) -> AsyncIterator[Event]:
-    """Stream one Responses API request as neutral events (never raises)."""
-    async for event in drive(ResponsesParser(model, context, options), options):
-        yield event
+def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one Responses API request as neutral events (never raises); ``drive``'s own generator."""
+    return drive(lambda: ResponsesParser(model, context, options), options)

@@ -203,15 +203,15 @@ def _rejected_and_failed(rejected: dict[str, Any], provider: str, exc: BaseExcep
 def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, Any]]]) -> Any:
     """``fn`` with OAuth refresh and the one retry on a 401 (see the module docstring)."""
 
-    async def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions
-                     ) -> AsyncIterator[dict[str, Any]]:
+    def stream(model: dict[str, Any], context: dict[str, Any], options: StreamOptions) -> AsyncIterator[dict[str, Any]]:
         provider = str(model.get("provider", ""))
         login = reg.oauth_login(provider)
         if login is None or not reg.uses_stored_oauth(provider):
-            async with contextlib.aclosing(fn(model, context, options)) as events:
-                async for event in events:
-                    yield event
-            return
+            return fn(model, context, options)  # the provider's own stream: no generator passing each event on
+        return with_oauth(model, context, options, provider, login)
+
+    async def with_oauth(model: dict[str, Any], context: dict[str, Any], options: StreamOptions, provider: str,
+                         login: Any) -> AsyncIterator[dict[str, Any]]:
         try:
             record = await fresh_credential(reg, provider)
             flow = resolve_flow(login)
