@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm import event_json
 from atomic_host.kit.llm.context import clamp_max_tokens, transform_messages
 from atomic_host.kit.llm.http import WireParser, drive
 from atomic_host.kit.llm.stream import AssistantStream, Event
@@ -281,7 +281,7 @@ class AnthropicParser(WireParser):
             return []
         if event == "error":
             return [out.error(data.strip())]
-        payload = json.loads(data)
+        payload = event_json.loads(data)
         kind = payload.get("type", event)
         if kind == "error":  # the same error as a data-only frame (no ``event:`` line)
             return [out.error(data.strip())]

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm import event_json
 from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
 from atomic_host.kit.llm.http import WireParser, drive, request_headers
 from atomic_host.kit.llm.stream import AssistantStream, Event
@@ -547,7 +548,7 @@ class GeminiParser(WireParser):
         if not data:
             return []
         try:
-            frame = json.loads(data)
+            frame = event_json.loads(data)
         except ValueError:
             excerpt = data if len(data) <= 200 else data[:200] + "…"
             return [self.out.error(f"Gemini sent a frame that is not JSON: {excerpt}")]

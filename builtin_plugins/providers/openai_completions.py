@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm import event_json
 from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
 from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.kit.llm.http1 import freeze_json
@@ -305,7 +306,7 @@ class ChatParser(WireParser):
             return []
         if data == "[DONE]":
             return self.finish()
-        chunk = json.loads(data)
+        chunk = event_json.loads(data)
         if not isinstance(chunk, dict):
             return []
         if chunk.get("error"):

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm import event_json
 from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
 from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.kit.llm.stream import AssistantStream, Event
@@ -180,7 +181,7 @@ class ResponsesParser(WireParser):
         out = self.out
         if not data or data.strip() == "[DONE]":
             return []
-        payload = json.loads(data)
+        payload = event_json.loads(data)
         kind = payload.get("type") or event
         if kind in ("response.created", "response.in_progress"):
             rid = (payload.get("response") or {}).get("id")
