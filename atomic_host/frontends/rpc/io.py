@@ -253,7 +253,12 @@ class Output:
         """The record and its pieces with every known credential masked: the bytes are those of
         masking the whole line at once (``secrets.mask_json``), whatever the pieces. A piece that
         is a :class:`RawJSON`'s bytes (one of ``raws``) is masked once per secret set (its memo)."""
-        if secrets.splice_safe(pieces):
+        if len(pieces) == 1 and not raws:  # most records: one piece, nothing spliced
+            line = secrets.mask_json_bytes(pieces[0])
+            if line is pieces[0]:
+                return record, pieces
+            masked = [line]
+        elif secrets.splice_safe(pieces):
             memo = {id(raw.data): raw for raw in raws}
             masked = [_masked_raw(memo[id(p)]) if id(p) in memo else secrets.mask_json_bytes(p) for p in pieces]
             if all(m is p for m, p in zip(masked, pieces, strict=True)):
