@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pluggy
 import pytest
+from model_helpers import containers
 
 from atomic_host import PROJECT_NAME, hookspec
 from atomic_host.contract.providers import ProviderInfo
@@ -96,21 +97,11 @@ def test_fresh_copies() -> None:
     assert builtin_providers()[0].models[0]["cost"]["input"] != 999
 
 
-def _containers(value: object) -> list[object]:
-    out, stack = [], [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict | list):
-            out.append(node)
-            stack.extend(node.values() if isinstance(node, dict) else node)
-    return out
-
-
 @pytest.mark.parametrize("name", ["catalog.json", "compat.json", "google.json"])
 def test_catalog_models_are_built_as_before_and_share_nothing_with_the_file_cache(name: str) -> None:
-    cached = {id(c) for c in _containers(_load(name))}
+    cached = {id(c) for c in containers(_load(name))}
     for raw, info in zip(_load(name)["providers"], catalog_providers(name), strict=True):
-        assert not {id(c) for m in info.models for c in _containers(m) if c is not m.get("compat")} & cached
+        assert not {id(c) for m in info.models for c in containers(m) if c is not m.get("compat")} & cached
         for m, got in zip(raw["models"], info.models, strict=True):
             want = {"id": m["id"], "name": m.get("name", m["id"]), "api": m.get("api", raw["api"]),
                     "provider": raw["id"], "baseUrl": m.get("baseUrl", raw["baseUrl"])}  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from model_helpers import containers
 
 from atomic_host.core.models.models_json import MODEL_DEFAULTS, ZERO_COST, normalize_model
 from atomic_host.kit.copies import json_copy
@@ -68,21 +69,11 @@ raw_models = st.fixed_dictionaries(
 )
 
 
-def _containers(value: Any) -> list[Any]:
-    out, stack = [], [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict | list):
-            out.append(node)
-            stack.extend(node.values() if isinstance(node, dict) else node)
-    return out
-
-
 def _same(raw: dict[str, Any], *args: Any) -> None:
     got, want = normalize_model(raw, *args), reference(raw, *args)
     assert list(got) == list(want)
     assert repr(got) == repr(want)
-    assert not {id(c) for c in _containers(raw)} & {id(c) for c in _containers(got)}
+    assert not {id(c) for c in containers(raw)} & {id(c) for c in containers(got)}
 
 
 @given(raw_models, st.none() | flat)

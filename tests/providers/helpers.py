@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
+
+
+class SilentServer:
+    """Accepts connections and never answers (a TLS handshake or a response that never comes)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                self.held.append(self.sock.accept()[0])
+
+    def close(self) -> None:
+        self.sock.close()
+        for s in self.held:
+            s.close()
 
 
 async def collect(stream: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import threading
 import time
 
 import pytest
+from helpers import SilentServer
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.abort import AbortSignal
@@ -39,29 +38,9 @@ async def test_it_is_an_event_whose_watchers_run_on_the_loop_once_it_is_set() ->
     assert calls == ["a"]
 
 
-class _Silent:
-    """Accepts connections, reads the request and never answers."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                self.held.append(self.sock.accept()[0])
-
-    def close(self) -> None:
-        self.sock.close()
-        for s in self.held:
-            s.close()
-
-
 @pytest.mark.parametrize("plain_event", [False, True])
 async def test_a_stream_waiting_for_its_response_ends_aborted_when_the_signal_is_set(plain_event: bool) -> None:
-    server = _Silent()
+    server = SilentServer()
     signal = asyncio.Event() if plain_event else AbortSignal()
     tasks_before = len(asyncio.all_tasks())
     seen_tasks: list[int] = []

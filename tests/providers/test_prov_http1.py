@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import SilentServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -377,26 +378,6 @@ async def test_connection_refused_reads_as_through_httpx() -> None:
     clients = (httpx.AsyncClient(trust_env=False, verify=REFERENCE_TLS), new_http_client())
     outcomes = [await _outcome(c, url) for c in clients]
     assert outcomes[1] == outcomes[0] == (None, None, b"", ("ConnectError", "All connection attempts failed"))
-
-
-class SilentServer:
-    """Accepts connections and never answers (a TLS handshake or a response that never comes)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                self.held.append(self.sock.accept()[0])
-
-    def close(self) -> None:
-        self.sock.close()
-        for s in self.held:
-            s.close()
 
 
 @pytest.mark.parametrize("scheme", ["https", "http"])
