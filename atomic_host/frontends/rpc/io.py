@@ -145,6 +145,8 @@ class Output:
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdout.fileno() if fd is None else fd
         self.closed = False
+        self.on_broken: Callable[[], None] | None = None
+        """Called once, on the thread that wrote, when the reader of the stream is gone (EPIPE)."""
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._held: list[bytes] | None = None
         """Pieces of the lines sent since this loop iteration's first record (None: no flush is scheduled)."""
@@ -239,7 +241,10 @@ class Output:
                 if n:
                     views[0] = views[0][n:]
         except BrokenPipeError:
-            self.closed = True
+            if not self.closed:
+                self.closed = True
+                if self.on_broken is not None:
+                    self.on_broken()
 
     def _encode(self, record: dict[str, Any]) -> bytes:
         try:

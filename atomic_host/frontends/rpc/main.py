@@ -169,14 +169,14 @@ def run_rpc(opts: Options, *, collecting: bool) -> int:
 
 
 def run_to_exit(main: Any) -> int:
-    """Run a frontend's serve coroutine; after a signal (129/130/143) leave at once, without
-    waiting for threads a plugin may have left running."""
+    """Run a frontend's serve coroutine; after a signal (129/130/143) or with the client gone (141)
+    leave at once, without waiting for threads a plugin may have left running."""
     from atomic_host.frontends.rpc.io import flush_all
 
     code = run_until_done(main)
     flush_all()
     sys.stdout.flush()
     sys.stderr.flush()
-    if code in (129, 130, 143):
+    if code in (129, 130, 141, 143):
         os._exit(code)
     return code

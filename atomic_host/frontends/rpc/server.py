@@ -54,7 +54,9 @@ class RpcServer:
         self._stop = asyncio.Event()
 
     async def serve(self) -> int:
-        self._catch_signals(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        self._catch_signals(loop)
+        self.out.on_broken = lambda: loop.is_closed() or loop.call_soon_threadsafe(self._client_gone)
         lines = await open_stdin_lines()
         worker = asyncio.create_task(self._ordinary_lane())
         reader = asyncio.create_task(self._read(lines))
@@ -114,6 +116,13 @@ class RpcServer:
         for signum in codes:
             signal.signal(signum, handler)
             signal.siginterrupt(signum, False)  # SA_RESTART, as asyncio sets: other threads' calls go on
+
+    def _client_gone(self) -> None:
+        """stdout's reader closed it: nothing the host does can be seen any more, so it leaves as a
+        writer killed by SIGPIPE would (141), the run stopped, as for SIGHUP. (Python ignores
+        SIGPIPE; each write would only fail again.)"""
+        log.warning("stdout is closed: the client is gone; exiting")
+        self._terminate(141)
 
     def _terminate(self, code: int) -> None:
         self.exit_code = code
