@@ -273,9 +273,44 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             from atomic_host.frontends.print_render import PlainRenderer
 
             view = PlainRenderer(sys.stdout, sys.stderr, popts.hide_thinking)
+    aborting: set[asyncio.Task[None]] = set()
+    gone = False
+
+    def stdout_gone() -> None:
+        """stdout's reader left (``atomic -p … | head``): the rest goes to /dev/null, so no later
+        write or the interpreter's last flush fails again, and the run stops; exit 141."""
+        nonlocal gone
+        if gone:
+            return
+        gone = True
+        _err("atomic: stdout is closed; stopping the run")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        agent = rt.session
+        if agent is not None and agent.is_streaming:
+            task = loop.create_task(agent.abort())
+            aborting.add(task)
+            task.add_done_callback(aborting.discard)
+
+    def guarded(listener: Any) -> Any:
+        """``listener`` (a renderer writing to stdout) with a broken pipe handled, not raised
+        into the run (it failed as "could not save the session", with a traceback)."""
+
+        def call(record: dict[str, Any]) -> None:
+            if gone:  # the run's end (aborted) would only be noise on stderr now
+                return
+            try:
+                listener(record)
+            except BrokenPipeError:
+                stdout_gone()
+
+        return call
+
+    out.on_broken = stdout_gone
     out.listeners.append(stats)
     if view is not None:
-        out.listeners.append(view)
+        out.listeners.append(guarded(view))
     if view is not None:
 
         def notify(message: str, level: str = "info") -> None:
@@ -290,7 +325,6 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     rt = Runtime(opts, out, ui)
 
     interrupted = 0
-    aborting: set[asyncio.Task[None]] = set()
 
     def on_sigint() -> None:
         nonlocal interrupted
@@ -361,9 +395,14 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     ok = stats.ok(handled)
     model = rt.session.model if rt.session is not None else None
     if isinstance(view, JsonReporter):
-        view.result(stats, model, ok and not code, "interrupted" if code == 130 else None)
-    elif view is not None and not popts.quiet and (stats.assistant or not handled):
+        try:
+            view.result(stats, model, ok and not code, "interrupted" if code == 130 else None)
+        except BrokenPipeError:
+            stdout_gone()
+    elif view is not None and not popts.quiet and (stats.assistant or not handled) and not gone:
         _err(_dim(summary_line(model, stats)))
+    if gone:
+        return 141
     if code:
         return code
     return 0 if ok else 1

@@ -1,0 +1,48 @@
+"""``atomic -p … | head``: the reader of stdout leaves mid-answer. The run stops, the session keeps
+what came, one line on stderr says so, exit 141 (a SIGPIPE death's status), no traceback; before,
+the renderer's BrokenPipeError went into the run ("could not save the session") with tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from pm_helpers import Sandbox, read_until
+
+SLOW = {"content": "the start of a long answer\n" + "and more\n" * 400, "chunkDelayMs": 20}
+NOTICE = "atomic: stdout is closed; stopping the run"
+
+
+@pytest.mark.parametrize(
+    ("args", "stop_reason"),
+    [(("-p", "hi"), "aborted"), (("--mode", "json", "-p", "hi"), "aborted"),
+     # one record per message: the answer was whole when its write failed
+     (("-p", "hi", "--output-format", "stream-json"), "stop")],
+    ids=["text", "events", "stream-json"],
+)  # fmt: skip
+def test_a_reader_that_leaves_stops_the_run_with_141(tmp_path: Path, args: tuple[str, ...], stop_reason: str) -> None:
+    box = Sandbox(tmp_path, SLOW, keep=True)
+    proc = box.popen(*args)
+    assert proc.stdout is not None and proc.stderr is not None
+    read_until(proc.stdout, b"the start of")
+    proc.stdout.close()  # as head does once it has its lines
+    try:
+        assert proc.wait(timeout=15) == 141
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    err = proc.stderr.read().decode()
+    assert err.splitlines() == [NOTICE], err
+    [entries] = box.sessions()
+    messages = [e["message"] for e in entries if e["type"] == "message"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["stopReason"] == stop_reason
+    assert messages[1]["content"][0]["text"].startswith("the start of")
+
+
+def test_a_reader_that_reads_everything_gets_the_whole_answer(tmp_path: Path) -> None:
+    box = Sandbox(tmp_path, {"content": "all of it\n" * 50})
+    run = box.run("-p", "hi", "-q")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "all of it\n" * 50
