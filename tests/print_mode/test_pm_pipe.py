@@ -14,14 +14,10 @@ SLOW = {"content": "the start of a long answer\n" + "and more\n" * 400, "chunkDe
 NOTICE = "atomic: stdout is closed; stopping the run"
 
 
-@pytest.mark.parametrize(
-    ("args", "stop_reason"),
-    [(("-p", "hi"), "aborted"), (("--mode", "json", "-p", "hi"), "aborted"),
-     # one record per message: the answer was whole when its write failed
-     (("-p", "hi", "--output-format", "stream-json"), "stop")],
-    ids=["text", "events", "stream-json"],
-)  # fmt: skip
-def test_a_reader_that_leaves_stops_the_run_with_141(tmp_path: Path, args: tuple[str, ...], stop_reason: str) -> None:
+@pytest.mark.parametrize("args", [("-p", "hi"), ("--mode", "json", "-p", "hi")], ids=["text", "events"])
+def test_a_reader_that_leaves_stops_the_run_with_141(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Text and the host's events stream each delta (``--output-format stream-json`` writes a record
+    per message, through the same guarded renderer: its answer would be whole when a write failed)."""
     box = Sandbox(tmp_path, SLOW, keep=True)
     proc = box.popen(*args)
     assert proc.stdout is not None and proc.stderr is not None
@@ -37,7 +33,7 @@ def test_a_reader_that_leaves_stops_the_run_with_141(tmp_path: Path, args: tuple
     [entries] = box.sessions()
     messages = [e["message"] for e in entries if e["type"] == "message"]
     assert [m["role"] for m in messages] == ["user", "assistant"]
-    assert messages[1]["stopReason"] == stop_reason
+    assert messages[1]["stopReason"] == "aborted"
     assert messages[1]["content"][0]["text"].startswith("the start of")
 
 
