@@ -34,30 +34,31 @@ _PLACEHOLDER = (
 )
 
 
+_ARG_PIECE = r"""'([^']*)'?|"([^"]*)"?|([ \t\n]+)|([^'" \t\n]+)"""
+"""A quoted run (to its closing quote or the end), whitespace, or unquoted text (compiled and
+cached by ``re`` on the first split)."""
+
+
 def split_args(text: str) -> list[str]:
     """Split like a shell, minus escapes: whitespace separates, '…' and "…" group.
 
     An empty quoted word adds nothing (as in the reference host).
+
+    Read in runs, not character by character with ``word += ch``: that is linear only while
+    CPython grows the string in place, and under a profiler, debugger or coverage a pasted 1 MB
+    argument took 11 s (every character copied the word so far).
     """
     args: list[str] = []
-    current = ""
-    quote: str | None = None
-    for ch in text:
-        if quote is not None:
-            if ch == quote:
-                quote = None
-            else:
-                current += ch
-        elif ch in ("'", '"'):
-            quote = ch
-        elif ch in (" ", "\t", "\n"):
-            if current:
-                args.append(current)
-                current = ""
-        else:
-            current += ch
-    if current:
-        args.append(current)
+    word: list[str] = []
+    for match in re.finditer(_ARG_PIECE, text):
+        if match.lastindex == 3:
+            if word:
+                args.append("".join(word))
+                word = []
+        elif piece := match[match.lastindex or 0]:
+            word.append(piece)
+    if word:
+        args.append("".join(word))
     return args
 
 

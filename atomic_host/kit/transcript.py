@@ -13,39 +13,67 @@ TOOL_RESULT_MAX_CHARS = 16_000
 Mode = Literal["compacted", "retained"]
 
 
-def _append_text(chunks: list[dict[str, Any]], text: str) -> None:
-    if not text:
-        return
-    if chunks and chunks[-1].get("type") == "text":
-        chunks[-1]["text"] += text
-    else:
-        chunks.append({"type": "text", "text": text})
+class _Chunks:
+    """Transcript chunks being built: the text after the last non-text chunk is kept as pieces
+    and joined once, when the next non-text chunk comes or the chunks are read.
+
+    Not ``chunks[-1]["text"] += text``: the dict holds the text, so every append copied the
+    transcript so far (3,000 messages took 1.4 s, 30,000 took three minutes)."""
+
+    __slots__ = ("chunks", "pieces")
+
+    def __init__(self) -> None:
+        self.chunks: list[dict[str, Any]] = []
+        self.pieces: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.chunks or self.pieces)
+
+    def text(self, text: str) -> None:
+        if text:
+            self.pieces.append(text)
+
+    def other(self, chunk: dict[str, Any]) -> None:
+        self._close()
+        self.chunks.append(chunk)
+
+    def ends_with_newline(self) -> bool:
+        """The last chunk is text ending with a line feed."""
+        return bool(self.pieces) and self.pieces[-1].endswith("\n")
+
+    def strip_final_newline(self) -> None:
+        if self.ends_with_newline():
+            self.pieces[-1] = self.pieces[-1][:-1]
+
+    def done(self) -> list[dict[str, Any]]:
+        self._close()
+        return self.chunks
+
+    def _close(self) -> None:
+        if self.pieces:
+            self.chunks.append({"type": "text", "text": "".join(self.pieces)})
+            self.pieces = []
 
 
 def _content_chunks(content: Any, mode: Mode) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    chunks: list[dict[str, Any]] = []
+    chunks = _Chunks()
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
-            _append_text(chunks, block["text"])
+            chunks.text(block["text"])
         elif block.get("type") == "image":
             if mode == "retained":
                 if chunks:
-                    _append_text(chunks, "\n")
-                chunks.append(dict(block))
+                    chunks.text("\n")
+                chunks.other(dict(block))
             else:
-                needs_break = (
-                    bool(chunks)
-                    and chunks[-1].get("type") == "text"
-                    and not chunks[-1]["text"].endswith("\n")
-                )
-                _append_text(chunks, ("\n" if needs_break else "") + "[image]\n")
-    if chunks and chunks[-1].get("type") == "text" and chunks[-1]["text"].endswith("\n"):
-        chunks[-1]["text"] = chunks[-1]["text"][:-1]
-    return chunks
+                needs_break = bool(chunks.pieces) and not chunks.ends_with_newline()
+                chunks.text(("\n" if needs_break else "") + "[image]\n")
+    chunks.strip_final_newline()
+    return chunks.done()
 
 
 def _truncate_tool_text(text: str) -> str:
@@ -66,17 +94,17 @@ def serialize_transcript(messages: list[dict[str, Any]], mode: Mode = "compacted
     ``compacted``: images become ``[image]`` lines and tool results are cut at 16000 chars.
     ``retained``: full tool text, images kept as image blocks in place.
     """
-    chunks: list[dict[str, Any]] = []
+    chunks = _Chunks()
 
     def section(header: str, body: list[dict[str, Any]]) -> None:
         if not any(c.get("type") != "text" or c.get("text") for c in body):
             return
-        _append_text(chunks, ("\n\n" if chunks else "") + header)
+        chunks.text(("\n\n" if chunks else "") + header)
         for chunk in body:
             if chunk.get("type") == "text":
-                _append_text(chunks, chunk["text"])
+                chunks.text(chunk["text"])
             else:
-                chunks.append(chunk)
+                chunks.other(chunk)
 
     for message in messages:
         role = message.get("role")
@@ -108,7 +136,7 @@ def serialize_transcript(messages: list[dict[str, Any]], mode: Mode = "compacted
                     if chunk.get("type") == "text":
                         chunk["text"] = _truncate_tool_text(chunk["text"])
             section("[Tool result]: ", body)
-    return chunks
+    return chunks.done()
 
 
 def serialize_conversation(messages: list[dict[str, Any]]) -> str:
