@@ -51,6 +51,24 @@ def _partial(text: str) -> Any:
     return jiter.from_json(text.encode(), partial_mode="trailing-strings")
 
 
+def _whole(text: str) -> dict[str, Any] | None:
+    """``text`` as complete JSON: its dict (``{}`` for any other value), None when it is no JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else {}
+
+
+def _partial_dict(text: str) -> dict[str, Any] | None:
+    """``text`` as partial JSON: its dict, None when it is no (partial) JSON object."""
+    try:
+        value = _partial(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def parse_streaming_json(text: str | None) -> dict[str, Any]:
     """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable).
 
@@ -62,27 +80,15 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
     cannot change what the partial parse accepted: it only touches what that parse refuses."""
     if not text or not text.strip():
         return {}
-    try:
-        value = json.loads(text)
-        return value if isinstance(value, dict) else {}
-    except ValueError:
-        pass
-    try:
-        value = _partial(text)
-        if isinstance(value, dict):
-            return value
-    except ValueError:
-        pass
+    value = _whole(text)
+    if value is None:
+        value = _partial_dict(text)
+    if value is not None:
+        return value
     repaired = repair_json_strings(text)
     if repaired == text:
         return {}
-    try:
-        value = json.loads(repaired)
-        return value if isinstance(value, dict) else {}
-    except ValueError:
-        pass
-    try:
-        value = _partial(repaired)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    value = _whole(repaired)
+    if value is None:
+        value = _partial_dict(repaired)
+    return value if value is not None else {}
