@@ -2,10 +2,10 @@
 
 A streamed tool call of a megabyte is ~37,000 events, each a small JSON object the adapter decodes:
 ``json.loads`` took 2.6 µs of each (most of a parser's share), orjson 0.8 and the check below 0.7.
-orjson is used only where it gives what ``json.loads`` gives: it reads integers beyond 64 bits as floats (a literal of
-19 digits or more goes to the standard library) and refuses what the standard library takes
-(NaN, Infinity, 1e400, lone surrogate escapes), which then goes to the standard library too, so
-values and errors are ``json.loads``'s own.
+orjson is used only where it gives what ``json.loads`` gives. It reads integers beyond 64 bits as
+floats, so a text with a run of 19 digits or more goes to the standard library; and what it
+refuses that the standard library takes (NaN, Infinity, 1e400, lone surrogate escapes) goes there
+too, so values and errors are ``json.loads``'s own.
 """
 
 from __future__ import annotations
