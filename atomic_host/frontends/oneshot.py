@@ -274,16 +274,22 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
 
             view = PlainRenderer(sys.stdout, sys.stderr, popts.hide_thinking)
     aborting: set[asyncio.Task[None]] = set()
-    gone = False
+    gone: int | None = None
+    """The exit status once stdout failed: 141 when its reader left, 1 for any other failure."""
 
-    def stdout_gone() -> None:
-        """stdout's reader left (``atomic -p … | head``): the rest goes to /dev/null, so no later
-        write or the interpreter's last flush fails again, and the run stops; exit 141."""
+    def stdout_gone(exc: OSError) -> None:
+        """A write to stdout failed: its reader left (``atomic -p … | head``, EPIPE) or it takes no
+        more (``> /dev/full``). The rest goes to /dev/null, so no later write or the interpreter's
+        last flush fails again, and the run stops."""
         nonlocal gone
-        if gone:
+        if gone is not None:
             return
-        gone = True
-        _err("atomic: stdout is closed; stopping the run")
+        if isinstance(exc, BrokenPipeError):
+            gone = 141
+            _err("atomic: stdout is closed; stopping the run")
+        else:
+            gone = 1
+            _err(f"atomic: cannot write to stdout ({exc.strerror or exc}); stopping the run")
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
@@ -294,16 +300,17 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             task.add_done_callback(aborting.discard)
 
     def guarded(listener: Any) -> Any:
-        """``listener`` (a renderer writing to stdout) with a broken pipe handled, not raised
-        into the run (it failed as "could not save the session", with a traceback)."""
+        """``listener`` (a renderer writing to stdout) with a failed write handled, not raised
+        into the run (a broken pipe failed it as "could not save the session", a full disk as a
+        provider error)."""
 
         def call(record: dict[str, Any]) -> None:
-            if gone:  # the run's end (aborted) would only be noise on stderr now
+            if gone is not None:  # the run's end (aborted) would only be noise on stderr now
                 return
             try:
                 listener(record)
-            except BrokenPipeError:
-                stdout_gone()
+            except OSError as exc:  # only stdout's: the renderers write nothing else that can fail
+                stdout_gone(exc)
 
         return call
 
@@ -397,12 +404,12 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     if isinstance(view, JsonReporter):
         try:
             view.result(stats, model, ok and not code, "interrupted" if code == 130 else None)
-        except BrokenPipeError:
-            stdout_gone()
-    elif view is not None and not popts.quiet and (stats.assistant or not handled) and not gone:
+        except OSError as exc:
+            stdout_gone(exc)
+    elif view is not None and not popts.quiet and (stats.assistant or not handled) and gone is None:
         _err(_dim(summary_line(model, stats)))
-    if gone:
-        return 141
+    if gone is not None:
+        return gone
     if code:
         return code
     return 0 if ok else 1

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from atomic_host.testing import host_env
 
 
@@ -58,3 +60,22 @@ def test_a_client_that_reads_on_keeps_the_host(tmp_path: Path) -> None:
     assert proc.wait(timeout=20) == 0
     assert rest.endswith(b"\n")
     assert "Traceback" not in err.read_text()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_stdout_that_takes_nothing_ends_the_host_with_1(tmp_path: Path) -> None:
+    """stdout redirected to a full disk (``/dev/full``: every write fails with ENOSPC): one clear
+    line and exit 1; before, the write's OSError ended the host with a traceback."""
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    with open("/dev/full", "wb") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"],
+            input=b'{"type":"get_state"}\n', stdout=full, stderr=subprocess.PIPE, cwd=work, timeout=30,
+            env=host_env(agent, tmp_path / "faux.jsonl", tmp_path / "faux-log.jsonl"),
+        )  # fmt: skip
+    assert run.returncode == 1
+    stderr = run.stderr.decode()
+    assert "cannot write to stdout (No space left on device); exiting" in stderr
+    assert "Traceback" not in stderr

@@ -42,3 +42,15 @@ def test_a_reader_that_reads_everything_gets_the_whole_answer(tmp_path: Path) ->
     run = box.run("-p", "hi", "-q")
     assert run.returncode == 0, run.stderr
     assert run.stdout == "all of it\n" * 50
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_stdout_that_takes_nothing_stops_the_run_with_1(tmp_path: Path) -> None:
+    """``atomic -p … > /dev/full`` (a full disk): one line on stderr, exit 1; before, the write's
+    ENOSPC came back from the stream as "Provider error: [Errno 28] No space left on device"."""
+    box = Sandbox(tmp_path, {"content": "an answer with nowhere to go\n" * 20})
+    with open("/dev/full", "wb") as full:
+        proc = box.popen("-p", "hi", stdout=full)
+        _out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 1
+    assert err.decode().splitlines() == ["atomic: cannot write to stdout (No space left on device); stopping the run"]

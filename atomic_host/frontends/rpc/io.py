@@ -145,8 +145,9 @@ class Output:
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdout.fileno() if fd is None else fd
         self.closed = False
-        self.on_broken: Callable[[], None] | None = None
-        """Called once, on the thread that wrote, when the reader of the stream is gone (EPIPE)."""
+        self.on_broken: Callable[[OSError], None] | None = None
+        """Called once, on the thread that wrote, when a write failed: the reader is gone (EPIPE) or
+        the stream cannot take more (a full disk, a terminal hung up); nothing is written after it."""
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._held: list[bytes] | None = None
         """Pieces of the lines sent since this loop iteration's first record (None: no flush is scheduled)."""
@@ -240,11 +241,11 @@ class Output:
                     n -= len(views.pop(0))
                 if n:
                     views[0] = views[0][n:]
-        except BrokenPipeError:
+        except OSError as exc:  # EPIPE: the reader is gone; ENOSPC, EIO: nothing can be written either
             if not self.closed:
                 self.closed = True
                 if self.on_broken is not None:
-                    self.on_broken()
+                    self.on_broken(exc)
 
     def _encode(self, record: dict[str, Any]) -> bytes:
         try:

@@ -56,7 +56,7 @@ class RpcServer:
     async def serve(self) -> int:
         loop = asyncio.get_running_loop()
         self._catch_signals(loop)
-        self.out.on_broken = lambda: loop.is_closed() or loop.call_soon_threadsafe(self._client_gone)
+        self.out.on_broken = lambda exc: loop.is_closed() or loop.call_soon_threadsafe(self._client_gone, exc)
         lines = await open_stdin_lines()
         worker = asyncio.create_task(self._ordinary_lane())
         reader = asyncio.create_task(self._read(lines))
@@ -117,12 +117,17 @@ class RpcServer:
             signal.signal(signum, handler)
             signal.siginterrupt(signum, False)  # SA_RESTART, as asyncio sets: other threads' calls go on
 
-    def _client_gone(self) -> None:
-        """stdout's reader closed it: nothing the host does can be seen any more, so it leaves as a
-        writer killed by SIGPIPE would (141), the run stopped, as for SIGHUP. (Python ignores
-        SIGPIPE; each write would only fail again.)"""
-        log.warning("stdout is closed: the client is gone; exiting")
-        self._terminate(141)
+    def _client_gone(self, exc: OSError) -> None:
+        """A write to stdout failed: nothing the host does can be seen any more, so it leaves, the
+        run stopped, as for SIGHUP. The reader gone (EPIPE): 141, as a writer killed by SIGPIPE
+        (Python ignores SIGPIPE; each write would only fail again). Any other failure (a full
+        disk behind a redirect, a terminal hung up): 1."""
+        if isinstance(exc, BrokenPipeError):
+            log.warning("stdout is closed: the client is gone; exiting")
+            self._terminate(141)
+        else:
+            log.warning(f"cannot write to stdout ({exc.strerror or exc}); exiting")
+            self._terminate(1)
 
     def _terminate(self, code: int) -> None:
         self.exit_code = code
