@@ -238,8 +238,13 @@ class JsonReporter:
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    """A line on stderr, best effort: a stderr that takes nothing (``2>/dev/full``) must not turn a
+    delivered answer into a failure (the summary line's ENOSPC ended a good run with 1)."""
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
 
 
 def _dim(text: str) -> str:

@@ -159,8 +159,13 @@ class PlainRenderer(Renderer):
     def _write(self, stream: TextIO, text: str) -> None:
         if not text:
             return
-        stream.write(text)
-        stream.flush()
+        try:
+            stream.write(text)
+            stream.flush()
+        except OSError:
+            if stream is self.out:
+                raise  # the answer could not be delivered: the run stops (frontends/oneshot.py)
+            return  # stderr, best effort: a stderr that takes nothing (2>/dev/full) costs no answer
         self.line_start[id(stream)] = text.endswith("\n")
 
     def _line(self, stream: TextIO, text: str) -> None:

@@ -54,3 +54,17 @@ def test_a_stdout_that_takes_nothing_stops_the_run_with_1(tmp_path: Path) -> Non
         _out, err = proc.communicate(timeout=15)
     assert proc.returncode == 1
     assert err.decode().splitlines() == ["atomic: cannot write to stdout (No space left on device); stopping the run"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_stderr_that_takes_nothing_costs_no_answer(tmp_path: Path) -> None:
+    """``2>/dev/full``: the tool lines, notices and summary that go to stderr are lost, the answer
+    on stdout is whole and the run ends 0 (the summary's ENOSPC ended it with 1, a tool line's
+    would have stopped it as a failed stdout)."""
+    tool = {"type": "toolCall", "name": "bash", "arguments": {"command": "echo from-the-tool"}}
+    box = Sandbox(tmp_path, {"content": [tool]}, {"content": "the answer\n"})
+    with open("/dev/full", "wb") as full:
+        proc = box.popen("-p", "hi", stderr=full)
+        out, _err = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert out.decode() == "the answer\n"
