@@ -41,3 +41,12 @@ def test_a_process_that_imported_httpx_first_keeps_its_httpx() -> None:
     assert run.returncode == 0, run.stderr
     expected = "function" if importlib.util.find_spec("click") is None else "Command"
     assert run.stdout.strip() == expected
+
+
+def test_without_the_cli_dependencies_httpx_main_says_what_httpx_says() -> None:
+    """click missing (as in a plain install): httpx.main() prints httpx's own message and exits 1."""
+    probe = "import sys; sys.modules['click'] = None; import atomic_host.kit.llm, httpx; httpx.main()"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith("The httpx command line client could not run because the required dependencies")
+    assert "pip install 'httpx[cli]'" in run.stdout

@@ -24,7 +24,15 @@ def _real_cli_main(*args: Any, **kwargs: Any) -> Any:
 
     if getattr(sys.modules.get(_CLI), "__spec__", None) is _STAND_IN_SPEC:
         del sys.modules[_CLI]
-    return importlib.import_module(_CLI).main(*args, **kwargs)
+    try:
+        real = importlib.import_module(_CLI).main
+    except ImportError:  # no click or rich: what httpx's own stand-in says then
+        print(
+            "The httpx command line client could not run because the required dependencies were not "
+            "installed.\nMake sure you've installed everything with: pip install 'httpx[cli]'"
+        )
+        sys.exit(1)
+    return real(*args, **kwargs)
 
 
 _STAND_IN_SPEC = ModuleSpec(_CLI, None)
