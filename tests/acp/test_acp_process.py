@@ -65,3 +65,24 @@ async def test_a_line_that_is_not_utf8_is_a_parse_error_and_the_host_goes_on(tmp
         {"code": -32700, "message": f"{decoder} 0xed in position 35: invalid continuation byte"},
     ]
     assert replies[2]["id"] == 1 and replies[2]["result"]["protocolVersion"] == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_stdout_that_takes_nothing_ends_the_host_with_1(tmp_path: Path) -> None:
+    """stdout on a full disk: the first answer cannot be written, the host says so and leaves with 1
+    (it went on silently, every message lost, until stdin closed)."""
+    import subprocess
+
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    with open("/dev/full", "wb") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "atomic_host", "--mode", "acp", "--provider", "faux"],
+            input=(json.dumps(initialize) + "\n").encode(), stdout=full, stderr=subprocess.PIPE, cwd=work,
+            timeout=60, env=host_env(agent, tmp_path / "faux.jsonl", tmp_path / "faux-log.jsonl"),
+        )  # fmt: skip
+    assert run.returncode == 1
+    assert "cannot write to stdout (No space left on device); exiting" in run.stderr.decode()
+    assert "Traceback" not in run.stderr.decode()

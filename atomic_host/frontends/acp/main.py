@@ -20,7 +20,7 @@ async def serve(opts: Options) -> int:
     from atomic_host.frontends.acp.frontend import AcpFrontend
     from atomic_host.frontends.acp.transport import HostTransport
     from atomic_host.frontends.acp.ui import AcpUI
-    from atomic_host.frontends.rpc.io import Output, open_stdin_lines
+    from atomic_host.frontends.rpc.io import Output, open_stdin_lines, write_failure
     from atomic_host.frontends.rpc.main import claim_stdout
     from atomic_host.runtime import Runtime
 
@@ -50,6 +50,13 @@ async def serve(opts: Options) -> int:
         stopped.set()
 
     loop = asyncio.get_running_loop()
+
+    def stdout_failed(exc: OSError) -> None:  # the editor is gone, or stdout takes nothing: leave
+        code, line = write_failure(exc)
+        log.warning(line)
+        terminate(code)
+
+    protocol.on_broken = lambda exc: loop.is_closed() or loop.call_soon_threadsafe(stdout_failed, exc)
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)):
         try:
             loop.add_signal_handler(sig, terminate, code)

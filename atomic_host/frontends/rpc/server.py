@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
-from atomic_host.frontends.rpc.io import Output, decode_line, open_stdin_lines
+from atomic_host.frontends.rpc.io import Output, decode_line, open_stdin_lines, write_failure
 from atomic_host.frontends.rpc.table import Handler
 from atomic_host.kit.log import log
 
@@ -119,15 +119,10 @@ class RpcServer:
 
     def _client_gone(self, exc: OSError) -> None:
         """A write to stdout failed: nothing the host does can be seen any more, so it leaves, the
-        run stopped, as for SIGHUP. The reader gone (EPIPE): 141, as a writer killed by SIGPIPE
-        (Python ignores SIGPIPE; each write would only fail again). Any other failure (a full
-        disk behind a redirect, a terminal hung up): 1."""
-        if isinstance(exc, BrokenPipeError):
-            log.warning("stdout is closed: the client is gone; exiting")
-            self._terminate(141)
-        else:
-            log.warning(f"cannot write to stdout ({exc.strerror or exc}); exiting")
-            self._terminate(1)
+        run stopped, as for SIGHUP, with :func:`write_failure`'s status."""
+        code, line = write_failure(exc)
+        log.warning(line)
+        self._terminate(code)
 
     def _terminate(self, code: int) -> None:
         self.exit_code = code
