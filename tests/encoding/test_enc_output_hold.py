@@ -13,6 +13,15 @@ from atomic_host.frontends.rpc import io
 from atomic_host.frontends.rpc.io import Output
 
 
+@pytest.fixture(autouse=True)
+def wide_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hold window is 0.5 ms of wall time (io.HOLD_S): a descheduled test (a loaded CI machine)
+    saw its held records flushed as a long iteration's. These tests are about what is held and in
+    which order, so their window is a minute; ``test_a_record_after_the_window_flushes_the_held``
+    checks the window itself."""
+    monkeypatch.setattr(io, "HOLD_S", 60.0)
+
+
 def _update(kind: str, **fields: object) -> dict[str, object]:
     return {"type": "message_update", "assistantMessageEvent": {"type": kind, **fields}}
 
@@ -121,5 +130,25 @@ def test_without_a_running_loop_every_record_is_written_at_once() -> None:
         out.send({"type": "agent_start"})
         assert _available(r) == [b'{"type":"agent_start"}']
     finally:
+        os.close(w)
+        os.close(r)
+
+
+async def test_a_record_after_the_window_flushes_the_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record that comes HOLD_S or more after the first held one (a long loop iteration) writes
+    what is held, itself included, instead of holding it longer."""
+    monkeypatch.setattr(io, "HOLD_S", 0.0)  # every later record comes "late"
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    out = Output(fd=w)
+    try:
+        out.respond("prompt", "p1", {"disposition": "started"})  # held (the iteration's first)
+        assert _available(r) == []
+        out.send({"type": "agent_start"})  # late: the held response goes out, and a new hold begins
+        assert [line.split(b'"')[3] for line in _available(r)] == [b"p1"]
+        await asyncio.sleep(0)
+        assert _available(r) == [b'{"type":"agent_start"}']
+    finally:
+        out.flush()
         os.close(w)
         os.close(r)
