@@ -101,28 +101,21 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
     that no line holds."""
     # split after each b"\n" (BytesIO finds them with memchr and shares ``data``)
     lines = io.BytesIO(data).readlines()
-    try:
-        import jiter  # imported on the first read only
-    except ImportError:  # pragma: no cover - jiter is a declared dependency
-        jiter = None
+    from jiter import from_json  # imported on the first read only
+
     records: list[dict[str, Any]] = []
     keep = records.append
-    loads = jiter.from_json if jiter is not None else _refuse
     # promoted: a session's ten containers per entry, left young, would be walked by the next
     # young collections right after a switch (at 20,000 turns most of a first read)
     with gc_paused(then="promote"):
         for line in lines:
             try:
-                obj = loads(line, cache_mode="all")
+                obj = from_json(line, cache_mode="all")
             except ValueError:
                 obj = parse_line(line[:-1] if line.endswith(b"\n") else line) if line.strip() else None
-            if type(obj) is dict or isinstance(obj, dict):
+            if isinstance(obj, dict):
                 keep(obj)
     return records
-
-
-def _refuse(_line: bytes, cache_mode: str) -> Any:
-    raise ValueError("jiter is not installed")
 
 
 def loads_array(data: bytes) -> Any:
