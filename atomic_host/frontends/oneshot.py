@@ -255,7 +255,7 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     from atomic_host.contract.errors import HostError
     from atomic_host.frontends.hints import explain
     from atomic_host.frontends.print_render import Renderer
-    from atomic_host.frontends.rpc.io import Output
+    from atomic_host.frontends.rpc.io import Output, stdout_failure
     from atomic_host.runtime import Runtime
 
     loop = asyncio.get_running_loop()
@@ -289,12 +289,8 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
         nonlocal gone
         if gone is not None:
             return
-        if isinstance(exc, BrokenPipeError):
-            gone = 141
-            _err("atomic: stdout is closed; stopping the run")
-        else:
-            gone = 1
-            _err(f"atomic: cannot write to stdout ({exc.strerror or exc}); stopping the run")
+        gone, what = stdout_failure(exc)
+        _err(f"atomic: {what}; stopping the run")
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)

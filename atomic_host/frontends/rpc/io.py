@@ -417,14 +417,21 @@ def _give_way() -> None:
 _sched_yield: Callable[[], None] | None = getattr(os, "sched_yield", None)
 """``os.sched_yield`` where the platform has it (not on Windows)."""
 
-def write_failure(exc: OSError) -> tuple[int, str]:
-    """How a frontend whose protocol stream failed (:attr:`Output.on_broken`) leaves: its exit
-    status and log line. The reader gone (EPIPE): 141, as a writer killed by SIGPIPE (Python ignores
-    SIGPIPE; each write would only fail again). Any other failure (a full disk behind a redirect, a
-    terminal hung up): 1."""
+def stdout_failure(exc: OSError) -> tuple[int, str]:
+    """A failed write to stdout as every frontend reports it: the exit status and what happened.
+    The reader gone (EPIPE): 141, as a writer killed by SIGPIPE (Python ignores SIGPIPE; each
+    write would only fail again). Any other failure (a full disk behind a redirect, a terminal
+    hung up): 1."""
     if isinstance(exc, BrokenPipeError):
-        return 141, "stdout is closed: the client is gone; exiting"
-    return 1, f"cannot write to stdout ({exc.strerror or exc}); exiting"
+        return 141, "stdout is closed"
+    return 1, f"cannot write to stdout ({exc.strerror or exc})"
+
+
+def write_failure(exc: OSError) -> tuple[int, str]:
+    """How a server frontend (RPC, ACP) whose protocol stream failed (:attr:`Output.on_broken`)
+    leaves: :func:`stdout_failure`'s status and its log line."""
+    code, what = stdout_failure(exc)
+    return code, f"{what}: the client is gone; exiting" if code == 141 else f"{what}; exiting"
 
 
 _NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
