@@ -7,22 +7,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from atomic_host.testing import host_env
 
 
-def _host(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def _host(tmp_path: Path, stdout: Any = subprocess.PIPE) -> tuple[subprocess.Popen[bytes], Path]:
+    """``atomic --mode rpc`` (faux) in a sandbox under ``tmp_path``, its stderr in a file."""
     agent, work = tmp_path / "agent", tmp_path / "work"
     agent.mkdir()
     work.mkdir()
     err = tmp_path / "stderr.txt"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err.open("wb"), cwd=work,
-        env=host_env(agent, tmp_path / "faux.jsonl", tmp_path / "faux-log.jsonl"),
-    )  # fmt: skip
+    with err.open("wb") as log:  # the child has its own copy of the descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"],
+            stdin=subprocess.PIPE, stdout=stdout, stderr=log, cwd=work,
+            env=host_env(agent, tmp_path / "faux.jsonl", tmp_path / "faux-log.jsonl"),
+        )  # fmt: skip
     return proc, err
 
 
@@ -66,16 +69,12 @@ def test_a_client_that_reads_on_keeps_the_host(tmp_path: Path) -> None:
 def test_a_stdout_that_takes_nothing_ends_the_host_with_1(tmp_path: Path) -> None:
     """stdout redirected to a full disk (``/dev/full``: every write fails with ENOSPC): one clear
     line and exit 1; before, the write's OSError ended the host with a traceback."""
-    agent, work = tmp_path / "agent", tmp_path / "work"
-    agent.mkdir()
-    work.mkdir()
     with open("/dev/full", "wb") as full:
-        run = subprocess.run(
-            [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--provider", "faux"],
-            input=b'{"type":"get_state"}\n', stdout=full, stderr=subprocess.PIPE, cwd=work, timeout=30,
-            env=host_env(agent, tmp_path / "faux.jsonl", tmp_path / "faux-log.jsonl"),
-        )  # fmt: skip
-    assert run.returncode == 1
-    stderr = run.stderr.decode()
+        proc, err = _host(tmp_path, stdout=full)
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"type":"get_state"}\n')
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 1
+    stderr = err.read_text()
     assert "cannot write to stdout (No space left on device); exiting" in stderr
     assert "Traceback" not in stderr
