@@ -3,12 +3,12 @@
     python bench/toolcall_stream.py [runs]
 
 Per size (medians): the stream assembler alone (``AssistantStream``, in process), and the whole run
-through ``atomic --mode rpc`` fed by a local server speaking Anthropic SSE (16 KB per write), prompt → idle with the
-file written: in a fresh host (the prompt sent right after the first ``get_state``, so it also
-waits for what the warm-up thread is still importing: httpx, pydantic, the TLS context, ~0.25 s)
-and in a warm one (after a first, short prompt). The ``×`` columns are the time relative to the
-size ten times smaller: about 10 means linear. (Before the partial parse went linear: 10 KB 273 ms, 30 KB 1.8 s, 70 KB
-8.7 s in process.)
+through ``atomic --mode rpc`` fed by a local server speaking Anthropic SSE (16 KB per write),
+prompt → idle with the file written: in a fresh host (the prompt sent right after the first
+``get_state``, so it also waits for what the warm-up thread is still importing: httpx, pydantic,
+the TLS context, ~0.2 s) and in a warm one (after a first, short prompt). The ``×`` columns are the
+time relative to the size ten times smaller: about 10 means linear. (Before the partial parse went
+linear: 10 KB 273 ms, 30 KB 1.8 s, 70 KB 8.7 s in process.)
 """
 
 from __future__ import annotations
