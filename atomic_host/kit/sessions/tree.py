@@ -16,9 +16,8 @@ from typing import Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
 from atomic_host.kit.collector import gc_paused
-from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
-from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
+from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
 
 
@@ -30,7 +29,8 @@ class SessionWriter(Protocol):
 
     def append(self, entry: dict[str, Any]) -> None:
         """Durably add one entry; raise (leaving the store as before) on failure, and
-        :class:`SessionFileGone` when the file was removed underneath."""
+        :class:`~atomic_host.kit.sessions.errors.SessionFileGone` when the session was deleted
+        from the store while open (never recreate it)."""
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
@@ -248,9 +248,9 @@ class Session:
         try:
             if self.writer is not None:
                 if self.persisted:
-                    self._append_or_recreate(entry)
+                    _store_write(self.writer.append, entry)
                 elif self._has_assistant:
-                    self.writer.write_all(self.header, self.entries)
+                    _store_write(self.writer.write_all, self.header, self.entries)
                     self.persisted = True
         except BaseException:
             # Unpublish: the entry never happened, in memory as on disk.
@@ -268,16 +268,6 @@ class Session:
             self._views = {}  # they may have taken the entry: rebuilt on the next read
             raise
         return entry
-
-    def _append_or_recreate(self, entry: dict[str, Any]) -> None:
-        assert self.writer is not None
-        try:
-            self.writer.append(entry)
-        except SessionFileGone as exc:
-            # The file was deleted underneath: write it again whole from memory (the new entry is
-            # already in ``entries``), so nothing acknowledged is lost and later appends continue it.
-            log.warning(f"{exc}; writing it again from memory")
-            self.writer.write_all(self.header, self.entries)
 
     def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.append("message", message=message)
@@ -301,7 +291,7 @@ class Session:
     def flush(self) -> None:
         """Write now even without an assistant message (import, explicit save)."""
         if self.writer is not None and not self.persisted:
-            self.writer.write_all(self.header, self.entries)
+            _store_write(self.writer.write_all, self.header, self.entries)
             self.persisted = True
 
     def close(self) -> None:
@@ -532,6 +522,18 @@ class ForkMessages:
             text = message_text(entry["message"])
             if text:
                 self.items.append({"entryId": entry["id"], "text": text})
+
+
+def _store_write(write: Callable[..., None], *args: Any) -> None:
+    """Call a writer; a store's own error (a database driver's, which is no ``OSError``) is raised
+    as :class:`SessionWriteFailed`, so every store's failed write reaches the client the same way
+    (``Could not save the session: …``), whatever the store."""
+    try:
+        write(*args)
+    except OSError:
+        raise
+    except Exception as exc:
+        raise SessionWriteFailed(str(exc) or type(exc).__name__) from exc
 
 
 def is_internal_header(header: dict[str, Any]) -> bool:

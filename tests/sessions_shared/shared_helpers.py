@@ -1,0 +1,94 @@
+"""Helpers for the tests of one session touched by several host processes (issue 24).
+
+Every host started by :func:`host` in one test shares the agent dir and the working directory (so
+they see the same sessions) but has its own faux script, so each one's replies are its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atomic_host.testing import Host, start_host
+
+STORES = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite")]
+"""The built-in stores that write, as command-line arguments."""
+
+
+@contextlib.asynccontextmanager
+async def host(root: Path, name: str, *args: str, agent_dir: Path | None = None, **kw: Any) -> AsyncIterator[Host]:
+    """A host on ``root``'s agent dir (or ``agent_dir``) and cwd, with its own faux script under
+    ``root/name``; its stderr goes to ``root/name/stderr``, its stdout is checked on the way out."""
+    own = root / name
+    own.mkdir(parents=True, exist_ok=True)
+    (root / "work").mkdir(exist_ok=True)
+    (own / "tmp").mkdir(exist_ok=True)
+    env = {"ATOMIC_CODING_AGENT_DIR": str(agent_dir or root / "agent"), "TMPDIR": str(own / "tmp")}
+    with (own / "stderr").open("ab") as err:
+        async with start_host(*args, base=own, cwd=root / "work", env=env, stderr=err.fileno(), **kw) as h:
+            yield h
+        h.assert_protocol_lines()
+
+
+def stderr_of(root: Path, name: str) -> str:
+    return (root / name / "stderr").read_text(errors="replace")
+
+
+async def chat(h: Host, *texts: str) -> list[dict[str, Any]]:
+    """One prompt per text, answered ``re: <text>``; the events of the last one."""
+    events: list[dict[str, Any]] = []
+    for text in texts:
+        h.faux.push(f"re: {text}")
+        events = await h.client.prompt_and_wait(text)
+    return events
+
+
+def last_reply(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last assistant ``message_end`` of a run."""
+    return [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"][-1]["message"]
+
+
+def stored(location: str) -> list[dict[str, Any]]:
+    """The session's entries as the store holds them (the JSONL file's records after the header,
+    or the SQLite rows); ``[]`` when the store holds nothing of it."""
+    if not location.startswith("sqlite:"):
+        path = Path(location)
+        if not path.exists():
+            return []
+        records = []
+        for line in path.read_text().split("\n"):
+            with contextlib.suppress(ValueError):
+                records.append(json.loads(line))
+        return records[1:]
+    db, _, session_id = location[len("sqlite:") :].rpartition("#")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,))
+        return [json.loads(entry) for (entry,) in rows]
+
+
+def delete_by_hand(location: str) -> None:
+    """Remove a session behind the host's back: its file, or its rows."""
+    if not location.startswith("sqlite:"):
+        Path(location).unlink()
+        return
+    db, _, session_id = location[len("sqlite:") :].rpartition("#")
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+
+def user_texts(entries: list[dict[str, Any]]) -> list[str]:
+    """The text of each user message entry, in order."""
+    out = []
+    for entry in entries:
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "user":
+            content = message["content"]
+            out.append(content if isinstance(content, str) else content[0]["text"])
+    return out
