@@ -20,6 +20,7 @@ from atomic_host.contract.results import Cancel, Compaction, CompactResult, Fail
 from atomic_host.engine.model_choice import fallback_target
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
+from atomic_host.kit.log import log
 from atomic_host.kit.messages import VERBATIM_STRATEGY
 
 if TYPE_CHECKING:
@@ -468,12 +469,16 @@ def _write_backup(agent: CompactionPorts, label: str) -> str | None:
     now = datetime.now(UTC)
     stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
     path = f"{location}.{stamp}.{label}.bak"
+    from pathlib import Path
+
+    from atomic_host.kit.fsio import atomic_write
     from atomic_host.kit.sessions.jsonl import encode_line
 
-    try:
-        with open(path, "wb") as fh:
-            # Masked again: entries of a session written before its credentials were known.
-            fh.write(b"".join(encode_line(secrets.mask_obj(r)) for r in [session.header, *session.entries]))
-    except OSError:
+    # Masked again: entries of a session written before its credentials were known.
+    data = b"".join(encode_line(secrets.mask_obj(r)) for r in [session.header, *session.entries])
+    try:  # whole or not at all (a temp file renamed into place), and as private as the session file
+        atomic_write(Path(path), data, 0o600)
+    except OSError as exc:
+        log.warning(f"could not write the compaction backup {path}: {exc}")
         return None
     return path

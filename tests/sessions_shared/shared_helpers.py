@@ -22,14 +22,16 @@ STORES = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite
 
 
 @contextlib.asynccontextmanager
-async def host(root: Path, name: str, *args: str, agent_dir: Path | None = None, **kw: Any) -> AsyncIterator[Host]:
+async def host(
+    root: Path, name: str, *args: str, agent_dir: Path | None = None, env: dict[str, str] | None = None, **kw: Any
+) -> AsyncIterator[Host]:
     """A host on ``root``'s agent dir (or ``agent_dir``) and cwd, with its own faux script under
     ``root/name``; its stderr goes to ``root/name/stderr``, its stdout is checked on the way out."""
     own = root / name
     own.mkdir(parents=True, exist_ok=True)
     (root / "work").mkdir(exist_ok=True)
     (own / "tmp").mkdir(exist_ok=True)
-    env = {"ATOMIC_CODING_AGENT_DIR": str(agent_dir or root / "agent"), "TMPDIR": str(own / "tmp")}
+    env = {"ATOMIC_CODING_AGENT_DIR": str(agent_dir or root / "agent"), "TMPDIR": str(own / "tmp"), **(env or {})}
     with (own / "stderr").open("ab") as err:
         async with start_host(*args, base=own, cwd=root / "work", env=env, stderr=err.fileno(), **kw) as h:
             yield h
