@@ -420,29 +420,29 @@ class JsonlStore(BaseStore):
         finally:
             _LOCKS.release(key)
 
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        """Copy a session file into this store's project directory (same basename) and open it."""
-        from atomic_host.kit.sessions.jsonl import load_jsonl, read_bytes_nofollow
+    def _import_new(self, source: Path | None, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        """Into this project's directory: the file byte for byte under its own name (as the
+        reference does), else under the store's name; a name another file holds is never replaced."""
+        from atomic_host.kit.sessions.jsonl import encode_line, read_bytes_nofollow
 
-        source = Path(path)
-        load_jsonl(source)  # refuse a non-session file before copying anything
-        target_dir = self.dir_for(self.cwd)
-        ensure_private_dir(target_dir)
-        target = target_dir / source.name
-        if source.resolve() != target.resolve():
-            with contextlib.suppress(FileNotFoundError):
-                if os.path.islink(target):
-                    os.unlink(target)
+        directory = self.dir_for(self.cwd)
+        ensure_private_dir(directory)
+        if source is not None:
             data = read_bytes_nofollow(source)
-            atomic_write(target, data, 0o600, fsync=self.fsync)
-        session = self.open_path(target)
-        session.cwd_override = cwd_override
-        return session
+            if atomic_write(directory / source.name, data, 0o600, fsync=self.fsync, exclusive=True):
+                return self.open_path(directory / source.name)
+        else:
+            data = b"".join(encode_line(r) for r in (header, *entries))
+        target = directory / self.path_for(header).name
+        if not atomic_write(target, data, 0o600, fsync=self.fsync, exclusive=True):
+            raise FileExistsError(f"Session file already exists: {target}")
+        return self.open_path(target)
 
     def put(
         self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
     ) -> Session:
-        """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``."""
+        """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``;
+        replacing it is a write, refused (:class:`SessionLocked`) while another process holds it."""
         from atomic_host.kit.sessions.jsonl import encode_line
 
         validate_session_id(header["id"])
@@ -452,7 +452,12 @@ class JsonlStore(BaseStore):
             return self.open_path(existing)
         ensure_private_dir(directory)
         path = existing or self.path_for(header)
-        atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), 0o600, fsync=self.fsync)
+        key = _LOCKS.acquire(path) if existing is not None else None
+        try:
+            atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), 0o600, fsync=self.fsync)
+        finally:
+            if key is not None:
+                _LOCKS.release(key)
         return self.open_path(path)
 
 

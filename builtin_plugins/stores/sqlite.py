@@ -32,7 +32,7 @@ from atomic_host.kit.sessions.errors import (
     locked_message,
 )
 from atomic_host.kit.sessions.ids import validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
+from atomic_host.kit.sessions.jsonl import loads_array
 from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
@@ -391,13 +391,6 @@ class SqliteStore(BaseStore):
             return self._load(header["id"])
         session = Session(header, entries, writer=SqliteWriter(self), location=self.location(header["id"]))
         session.flush()
-        return session
-
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        """Copy a JSONL session file into the database (overwriting the same id) and open it."""
-        header, entries, _ = load_jsonl(Path(path))
-        session = self.put(header, entries, overwrite=True)
-        session.cwd_override = cwd_override
         return session
 
     def close(self) -> None:

@@ -23,10 +23,17 @@ STORES = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite
 
 @contextlib.asynccontextmanager
 async def host(
-    root: Path, name: str, *args: str, agent_dir: Path | None = None, env: dict[str, str] | None = None, **kw: Any
+    root: Path,
+    name: str,
+    *args: str,
+    agent_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+    killed: bool = False,
+    **kw: Any,
 ) -> AsyncIterator[Host]:
     """A host on ``root``'s agent dir (or ``agent_dir``) and cwd, with its own faux script under
-    ``root/name``; its stderr goes to ``root/name/stderr``, its stdout is checked on the way out."""
+    ``root/name``; its stderr goes to ``root/name/stderr``, its stdout is checked on the way out
+    (unless the test ``killed`` it: it may have printed nothing)."""
     own = root / name
     own.mkdir(parents=True, exist_ok=True)
     (root / "work").mkdir(exist_ok=True)
@@ -35,7 +42,8 @@ async def host(
     with (own / "stderr").open("ab") as err:
         async with start_host(*args, base=own, cwd=root / "work", env=env, stderr=err.fileno(), **kw) as h:
             yield h
-        h.assert_protocol_lines()
+        if not killed:
+            h.assert_protocol_lines()
 
 
 def stderr_of(root: Path, name: str) -> str:
@@ -94,3 +102,40 @@ def user_texts(entries: list[dict[str, Any]]) -> list[str]:
             content = message["content"]
             out.append(content if isinstance(content, str) else content[0]["text"])
     return out
+
+
+def stored_header(location: str) -> dict[str, Any]:
+    """The session's header as the store holds it."""
+    if not location.startswith("sqlite:"):
+        return json.loads(Path(location).read_text().split("\n", 1)[0])
+    db, _, session_id = location[len("sqlite:") :].rpartition("#")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (text,) = conn.execute("SELECT header FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return json.loads(text)
+
+
+def snapshot(location: str, directory: Path, extra: list[dict[str, Any]] = ()) -> Path:  # type: ignore[assignment]
+    """A JSONL copy of the session as the store holds it now (plus ``extra`` entries), in
+    ``directory`` under the file's own name (``<id>.jsonl`` for SQLite): what a user would import."""
+    directory.mkdir(parents=True, exist_ok=True)
+    name = Path(location).name if not location.startswith("sqlite:") else f"{location.rpartition('#')[2]}.jsonl"
+    records = [stored_header(location), *stored(location), *extra]
+    path = directory / name
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records))
+    return path
+
+
+def more_turns(after: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """``count`` user/assistant entries continuing the entry ``after`` (as another machine would
+    have written them)."""
+    entries, parent = [], after["id"]
+    for i in range(count):
+        role = "user" if i % 2 == 0 else "assistant"
+        message: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": f"later {i}"}], "timestamp": 1}
+        if role == "assistant":
+            message |= {"api": "faux", "provider": "faux", "model": "faux-1", "stopReason": "stop"}
+        entry = {"type": "message", "id": f"{i:08x}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                 "message": message}  # fmt: skip
+        entries.append(entry)
+        parent = entry["id"]
+    return entries

@@ -79,7 +79,9 @@ async def test_a_session_deleted_underneath_fails_the_next_write_loudly(tmp_path
 
 @pytest.mark.slow
 @pytest.mark.parametrize("store", STORES)
-async def test_deletes_racing_a_writing_host_lose_nothing_it_acknowledged(tmp_path: Path, store: tuple[str, ...]) -> None:
+async def test_deletes_racing_a_writing_host_lose_nothing_it_acknowledged(
+    tmp_path: Path, store: tuple[str, ...]
+) -> None:
     """Host B sends delete_session over and over while host A writes turn after turn: every delete
     is refused and every turn A acknowledged is stored."""
     async with host(tmp_path, "a", *store) as a:
