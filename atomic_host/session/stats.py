@@ -69,9 +69,11 @@ class Totals:
         role = None
         tool_calls = 0
         counted = False
-        is_message = entry.get("type") == "message"
+        message = entry.get("message")
+        m: dict[str, Any] = message if isinstance(message, dict) else {}
+        # a hand-made message that is not an object is no message (as Session.stats and the context see it)
+        is_message = entry.get("type") == "message" and m is message
         if is_message:
-            m = entry.get("message") or {}
             role = m.get("role")
             counted = role in self.counts
             if role == "assistant":

@@ -32,6 +32,7 @@ from atomic_host.kit.sessions.errors import (
     locked_message,
 )
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
+from atomic_host.kit.sessions.repair import report_unreadable
 from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
@@ -281,7 +282,8 @@ class JsonlStore(BaseStore):
             raise SessionNotFound(f"Session not found: {path}") from None
         except OSError as exc:  # ELOOP: a symlink
             raise SessionNotFound(f"Session not found: {path} ({exc.strerror})") from None
-        records = parse_records(data)
+        skipped: list[str] = []
+        records = parse_records(data, skipped)
         if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
             raise InvalidSessionFile(f"Not a session file: {path}")
         header = records[0]
@@ -298,6 +300,9 @@ class JsonlStore(BaseStore):
         if migrate(records) and writer.locked:  # rewritten only by the process that may write it
             writer.replace(b"".join(encode_line(r) for r in records))
         entries = keyed_entries(records)
+        if len(entries) < len(records) - 1:
+            skipped.append(f"{len(records) - 1 - len(entries)} record(s) without an id")
+        report_unreadable(str(path), skipped)
         return Session(header, entries, writer=writer, location=str(path), persisted=True)
 
     def _safe_files(self, directory: Path) -> list[Path]:

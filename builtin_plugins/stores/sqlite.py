@@ -34,6 +34,7 @@ from atomic_host.kit.sessions.errors import (
 from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.jsonl import loads_array
 from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
+from atomic_host.kit.sessions.repair import report_unreadable
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
@@ -168,7 +169,19 @@ def _loads_rows(texts: list[str]) -> list[Any]:
             items = None
         if isinstance(items, list) and len(items) == len(texts):
             return items
-    return [json.loads(text) for text in texts]
+    return [_loads_row(text) for text in texts]
+
+
+def _entry(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
+
+
+def _loads_row(text: str) -> Any:
+    """One row's value; None for a row that is not JSON (a hand edit), which loading skips."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 class _Leases:
@@ -276,6 +289,10 @@ class SqliteStore(BaseStore):
                 )
             ]
         entries = _loads_rows(texts)
+        if not all(map(_entry, entries)):
+            # rows that are not entries (not JSON, not an object, no id): skipped, said once
+            report_unreadable(self.location(session_id), [f"row {i}" for i, e in enumerate(entries) if not _entry(e)])
+            entries = [e for e in entries if _entry(e)]
         header = json.loads(row[0])
         state = ListingState(
             message_count=row[4],

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
 from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
+from atomic_host.kit.sessions.repair import repair_entries, report_repairs
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 
 FsyncPolicy = Literal["always", "never"]
@@ -149,6 +150,8 @@ class BaseStore:
 
         source = Path(path)
         header, entries, _ = load_jsonl(source)
+        entries, problems = repair_entries(entries)  # as the stored session holds them when loaded
+        report_repairs(str(source), problems, "repaired as it was imported; the file is unchanged")
         stored = self._import_target(header)
         if stored is None and not self.has(header["id"]):  # type: ignore[attr-defined]
             session = self._import_new(source, header, entries)

@@ -19,6 +19,7 @@ from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
+from atomic_host.kit.sessions.repair import repair_entries, report_repairs
 
 
 class SessionWriter(Protocol):
@@ -119,13 +120,22 @@ class Session:
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
+        self.repairs: list[str] = []
+        """What :func:`~atomic_host.kit.sessions.repair.repair_entries` changed when the entries
+        were loaded (reported once, on stderr); empty for a well-formed session."""
         self._load(entries)
+        self.repairs += [
+            f"entry {self.entries[i].get('id')}: the message is not an object (left out of the context)"
+            for i in self._odd_messages
+        ]
+        report_repairs(location or self.id, self.repairs)
 
     def _load(self, entries: Iterable[dict[str, Any]]) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
         C loops (``map``, ``zip``, list comparison) instead of Python ones; a 4,000-entry session
         takes ~0.2 ms instead of ~1.5."""
-        self.entries = entries = list(entries)
+        entries, self.repairs = repair_entries(list(entries))
+        self.entries = entries
         if not entries:
             return
         ids = list(map(dict.get, entries, repeat("id")))
