@@ -86,14 +86,14 @@ class Handlers:
         return NO_DATA
 
     async def on_clear_queue(self) -> Any:
-        return self.agent.clear_queue()
+        return self.agent.queues.clear()
 
     async def on_pause_queued_messages(self) -> Any:
         self.agent.queues.paused = True
         return NO_DATA
 
     async def on_resume_queued_messages(self) -> Any:
-        return {"released": self.agent.resume_queue()}
+        return {"released": self.agent.queues.resume()}
 
     async def on_set_steering_mode(self, cmd: SetSteeringMode) -> Any:
         self.agent.queues.steering_mode = cmd.mode
@@ -106,24 +106,21 @@ class Handlers:
         return NO_DATA
 
     async def on_set_auto_retry(self, cmd: SetAutoRetry) -> Any:
-        self.agent.auto_retry = bool(cmd.enabled)
-        self.rt.settings.save_global("retry.enabled", self.agent.auto_retry)
+        self.agent.active.auto_retry = bool(cmd.enabled)
+        self.rt.settings.save_global("retry.enabled", self.agent.active.auto_retry)
         return NO_DATA
 
     async def on_compact(self, _cmd: Compact) -> Any:
-        from atomic_host.engine.compaction import manual_compact
-
-        return await manual_compact(self.agent)
+        runner = self.agent.runner
+        return await runner.compactor.manual(runner)
 
     async def on_abort_compaction(self) -> Any:
-        from atomic_host.engine.compaction import abort_compaction
-
-        abort_compaction(self.agent)
+        self.agent.runner.abort_compaction()
         return NO_DATA
 
     async def on_set_auto_compaction(self, cmd: SetAutoCompaction) -> Any:
-        self.agent.auto_compaction = bool(cmd.enabled)
-        self.rt.settings.save_global("compaction.enabled", self.agent.auto_compaction)
+        self.agent.active.auto_compaction = bool(cmd.enabled)
+        self.rt.settings.save_global("compaction.enabled", self.agent.active.auto_compaction)
         return NO_DATA
 
     # --- state ---
@@ -134,13 +131,13 @@ class Handlers:
             "model": a.model,
             "thinkingLevel": a.thinking_level,
             "isStreaming": a.is_streaming,
-            "isCompacting": a.compaction_job is not None and not a.compaction_job.task.done(),
+            "isCompacting": a.is_compacting,
             "steeringMode": a.queues.steering_mode,
             "followUpMode": a.queues.follow_up_mode,
             "sessionId": a.session.id,
-            "autoCompactionEnabled": a.auto_compaction,
+            "autoCompactionEnabled": a.active.auto_compaction,
             "messageCount": a.message_count,
-            "pendingMessageCount": len(a.steering) + len(a.follow_up),
+            "pendingMessageCount": len(a.queues.steering) + len(a.queues.follow_up),
             "queuedMessagesPaused": a.queues.paused,
         }
         if a.session.location:
@@ -150,9 +147,10 @@ class Handlers:
         if a.model_fallback_message:
             data["modelFallbackMessage"] = a.model_fallback_message
             data["modelFallbackReason"] = "default_model_unavailable"
-        if a.retry.fallback_from is not None:  # a fallback model answers until the next prompt
+        fallback_from = a.runner.retry.fallback_from
+        if fallback_from is not None:  # a fallback model answers until the next prompt
             data["fallbackActive"] = True
-            data["userModel"] = model_ref(a.retry.fallback_from[0])
+            data["userModel"] = model_ref(fallback_from[0])
         return data
 
     async def on_get_messages(self) -> Any:
@@ -410,9 +408,7 @@ class Handlers:
         return {"summary": self.agent.session.summary()}
 
     async def on_start_pending_recovery(self, cmd: StartPendingRecovery) -> Any:
-        from atomic_host.engine.recovery import recover
-
-        return await recover(self.agent, cmd.reason)
+        return await self.agent.recovery.recover(cmd.reason)
 
     async def on_export_html(self, cmd: ExportHtml) -> Any:
         from atomic_host.session.export import export_session
