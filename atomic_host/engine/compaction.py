@@ -347,6 +347,11 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
         wire["plannerModel"] = answer.planner_model
     details: dict[str, Any] = {"strategy": VERBATIM_STRATEGY, **{k: wire[k] for k in _DETAIL_KEYS if k in wire}}
     details.update(answer.details or {})
+    if details["strategy"] != VERBATIM_STRATEGY:
+        # The boundary kind is the host's: the session format reads an entry back as the context's
+        # boundary only with this value. A strategy's own name is kept beside it.
+        details["strategyName"] = details["strategy"]
+        details["strategy"] = VERBATIM_STRATEGY
     backup = _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
         details["backupPath"] = backup
