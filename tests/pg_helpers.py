@@ -10,6 +10,7 @@ tests share the server without seeing each other's tables.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import socket
@@ -17,12 +18,20 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
+
+import pytest
 
 MISSING = (
     "PostgreSQL IS NOT INSTALLED: the PostgreSQL tests did not run "
     "(apt-get install -y postgresql; .ci/run does this)"
 )
+
+
+POSTGRES_STORE = pytest.param(("--session-store", "postgres"), id="postgres", marks=pytest.mark.slow)
+"""The ``--session-store postgres`` arguments of a host, as a parameter of the backend lists; the
+``srpc_host`` fixture gives such a host ``ATOMIC_DATABASE_URL`` (a schema of the test's own)."""
 
 
 def postgres_bin() -> Path | None:
@@ -100,3 +109,12 @@ class Postgres:
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def stored_entries(url: str, session_id: str) -> list[dict[str, Any]]:
+    """A session's entries as the ``postgres`` store holds them, read with psycopg directly."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT entry FROM atomic_entries WHERE session_id = %s ORDER BY seq", (session_id,))
+        return [json.loads(entry) for (entry,) in rows]
