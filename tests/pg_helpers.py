@@ -49,9 +49,11 @@ def free_port() -> int:
 class Postgres:
     """One server in a fresh directory; ``listen`` are the addresses it listens on."""
 
-    def __init__(self, bindir: Path, listen: str = "127.0.0.1") -> None:
+    def __init__(self, bindir: Path, listen: str = "127.0.0.1", hba: tuple[str, ...] = ()) -> None:
         self.bindir = bindir
         self.listen = listen
+        self.hba = hba
+        """Lines added to pg_hba.conf (e.g. ``host all all 10.0.0.0/8 trust`` for a network namespace)."""
         self.root = Path(tempfile.mkdtemp(prefix="atomic-pg-"))
         self.root.chmod(0o755)
         self.data = self.root / "data"
@@ -68,7 +70,12 @@ class Postgres:
 
     def start(self) -> Postgres:
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "atomic", "--auth=trust", "-E", "UTF8")
-        options = f"-p {self.port} -k {self.root} -c listen_addresses={self.listen} -c fsync=off -c max_connections=200"
+        if self.hba:
+            with (self.data / "pg_hba.conf").open("a") as fh:
+                fh.write("".join(line + "\n" for line in self.hba))
+        options = (
+            f"-p {self.port} -k {self.root} -c listen_addresses='{self.listen}' -c fsync=off -c max_connections=200"
+        )
         self._run(
             str(self.bindir / "pg_ctl"),
             "-D",

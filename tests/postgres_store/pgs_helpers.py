@@ -85,3 +85,50 @@ def user_texts(records: list[dict[str, Any]]) -> list[str]:
 
 
 UID = os.getuid()
+
+
+class Netns:
+    """A network namespace joined to this one by a veth pair: a process started with :attr:`prefix`
+    reaches this namespace at :attr:`server_ip`; :meth:`cut` drops the link (packets go nowhere, no
+    error comes back, as when a machine's network dies) and :meth:`restore` brings it back."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        n = os.getpid() % 200 + 20
+        self.name = f"atomic-pgs-{os.getpid()}"
+        self.outer, inner = f"vpgs{os.getpid()}"[:15], f"vpgn{os.getpid()}"[:15]
+        self.server_ip, self.client_ip = f"10.231.{n}.1", f"10.231.{n}.2"
+        self.prefix = ["ip", "netns", "exec", self.name]
+        steps = [
+            ["ip", "netns", "add", self.name],
+            ["ip", "link", "add", self.outer, "type", "veth", "peer", "name", inner],
+            ["ip", "link", "set", inner, "netns", self.name],
+            ["ip", "addr", "add", f"{self.server_ip}/24", "dev", self.outer],
+            ["ip", "link", "set", self.outer, "up"],
+            [*self.prefix, "ip", "addr", "add", f"{self.client_ip}/24", "dev", inner],
+            [*self.prefix, "ip", "link", "set", inner, "up"],
+            [*self.prefix, "ip", "link", "set", "lo", "up"],
+        ]
+        for step in steps:
+            done = subprocess.run(step, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                self.close()
+                raise OSError(f"{' '.join(step)}: {done.stderr.strip()}")
+
+    def _ip(self, *args: str) -> None:
+        import subprocess
+
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    def cut(self) -> None:
+        self._ip("link", "set", self.outer, "down")
+
+    def restore(self) -> None:
+        self._ip("link", "set", self.outer, "up")
+
+    def close(self) -> None:
+        import subprocess
+
+        subprocess.run(["ip", "link", "del", self.outer], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
