@@ -47,7 +47,16 @@ from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone,
 from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.tree import Session, is_internal_header
-from builtin_plugins.stores.tables import LISTING_COLUMNS, ListingCache, TableStore, dumps, loads_rows, state_of
+from builtin_plugins.stores.tables import (
+    LISTING_COLUMNS,
+    ListingCache,
+    TableStore,
+    TableWriter,
+    dumps,
+    last_release,
+    loads_rows,
+    state_of,
+)
 
 LOCK_NAMESPACE = "atomic-session"
 """The advisory-lock namespace of session write locks (:func:`~atomic_host.kit.database.advisory_key`)."""
@@ -165,24 +174,18 @@ def _conninfo(url: str) -> str:
     return make_conninfo(url, **extra)
 
 
-class PostgresWriter:
+class PostgresWriter(TableWriter):
     """Persists one session: header + entries in one transaction, then one fenced statement per append."""
 
-    def __init__(self, store: PostgresStore, state: ListingState | None = None, next_seq: int = 0) -> None:
-        self.store = store
-        self.state = state or ListingState()
-        self.next_seq = next_seq
-        self.session_id = ""
-        self._header: dict[str, Any] = {}
-        self.leased = False
+    store: PostgresStore
 
     def lock(self) -> None:
         """Hold the session's advisory lock on the store's current connection (raises
         :class:`SessionLocked` if another process holds it)."""
         if self.leased:
-            self.store.locks.ensure(self.session_id)
+            self.store.leases.ensure(self.session_id)
         else:
-            self.store.locks.acquire(self.session_id)
+            self.store.leases.acquire(self.session_id)
             self.leased = True
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
@@ -229,11 +232,6 @@ class PostgresWriter:
         location, ``<session location>/<name>``."""
         return self.store.put_blob(self.session_id, name, data)
 
-    def close(self) -> None:
-        if self.leased:
-            self.leased = False
-            self.store.locks.release(self.session_id)
-
 
 class _Locks:
     """This process's session write locks. PostgreSQL counts a session-level advisory lock taken
@@ -274,11 +272,8 @@ class _Locks:
         return f" ({name or 'a client'}{f' at {address}' if address else ''})"
 
     def release(self, session_id: str) -> None:
-        count = self.counts.get(session_id, 0) - 1
-        if count > 0:
-            self.counts[session_id] = count
+        if not last_release(self.counts, session_id):
             return
-        self.counts.pop(session_id, None)
         generation = self.held.pop(session_id, None)
         if generation is not None and generation == self.store.generation:
             with contextlib.suppress(OSError):
@@ -304,7 +299,7 @@ class PostgresStore(TableStore):
         self.generation = 0
         """Incremented on every (re)connect: an advisory lock is held on one generation only."""
         self.display = ""
-        self.locks = _Locks(self)
+        self.leases = _Locks(self)
         self._listing = ListingCache()
         with self.db() as db, db.transaction():
             # concurrent first starts must not race on CREATE TABLE (a unique violation in pg_type)
@@ -491,8 +486,8 @@ class PostgresStore(TableStore):
 
     def close(self) -> None:
         with self._lock:
-            self.locks.counts.clear()
-            self.locks.held.clear()
+            self.leases.counts.clear()
+            self.leases.held.clear()
             if self._conn is not None:
                 self._conn.close()  # the server frees every advisory lock of this connection
                 self._conn = None

@@ -29,7 +29,9 @@ from builtin_plugins.stores.tables import (
     LISTING_COLUMNS,
     ListingCache,
     TableStore,
+    TableWriter,
     dumps,
+    last_release,
     listing_row,
     loads_rows,
     state_of,
@@ -65,16 +67,10 @@ CREATE TABLE IF NOT EXISTS leases (
 """
 
 
-class SqliteWriter:
+class SqliteWriter(TableWriter):
     """Persists one session: header + buffered entries in one transaction, then one per append."""
 
-    def __init__(self, store: SqliteStore, state: ListingState | None = None, next_seq: int = 0) -> None:
-        self.store = store
-        self.state = state or ListingState()
-        self.next_seq = next_seq
-        self.session_id = ""
-        self._header: dict[str, Any] = {}
-        self.leased = False
+    store: SqliteStore
 
     def lock(self) -> None:
         """Hold the session's write lease (raises :class:`SessionLocked` if a live process has it)."""
@@ -126,11 +122,6 @@ class SqliteWriter:
             raise
         self.next_seq += 1
 
-    def close(self) -> None:
-        if self.leased:
-            self.leased = False
-            self.store.leases.release(self.session_id)
-
 
 class _Leases:
     """Write leases on sessions, the SQLite counterpart of the JSONL files' ``flock``: a row per
@@ -159,11 +150,8 @@ class _Leases:
         self.counts[session_id] = 1
 
     def release(self, session_id: str) -> None:
-        count = self.counts.get(session_id, 0) - 1
-        if count > 0:
-            self.counts[session_id] = count
+        if not last_release(self.counts, session_id):
             return
-        self.counts.pop(session_id, None)
         with contextlib.suppress(sqlite3.Error), self.store.transaction() as db:
             db.execute("DELETE FROM leases WHERE session_id = ? AND pid = ?", (session_id, os.getpid()))
 

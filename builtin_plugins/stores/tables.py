@@ -122,6 +122,35 @@ def _build_infos(rows: list[Any], prefix: str) -> list[dict[str, Any]]:
     ]
 
 
+def last_release(counts: dict[str, int], session_id: str) -> bool:
+    """Count one writer of ``session_id`` off (a process may have several: switching to the
+    session open here); True when it was the last one, and the lock is to be let go."""
+    count = counts.get(session_id, 0) - 1
+    if count > 0:
+        counts[session_id] = count
+        return False
+    counts.pop(session_id, None)
+    return True
+
+
+class TableWriter:
+    """What the database stores' writers share: the session's listing state and next sequence
+    number, and whether this writer holds the session's write lock (``store.leases``)."""
+
+    def __init__(self, store: Any, state: ListingState | None = None, next_seq: int = 0) -> None:
+        self.store = store
+        self.state = state or ListingState()
+        self.next_seq = next_seq
+        self.session_id = ""
+        self._header: dict[str, Any] = {}
+        self.leased = False
+
+    def close(self) -> None:
+        if self.leased:
+            self.leased = False
+            self.store.leases.release(self.session_id)
+
+
 class TableStore(BaseStore):
     """create/put/import for a database store; subclasses give ``_writer``, ``_load``, ``has`` and
     ``location``."""
@@ -168,7 +197,9 @@ __all__ = [
     "LISTING_COLUMNS",
     "ListingCache",
     "TableStore",
+    "TableWriter",
     "dumps",
+    "last_release",
     "listing_row",
     "loads_rows",
     "state_of",

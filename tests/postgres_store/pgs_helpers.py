@@ -75,13 +75,11 @@ def tree(root: Path) -> dict[str, int]:
 
 
 def user_texts(records: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for r in records:
-        m = r.get("message") or {}
-        if r.get("type") == "message" and m.get("role") == "user":
-            content = m["content"]
-            out.append(content if isinstance(content, str) else content[0]["text"])
-    return out
+    """The texts of the user messages among stored entries."""
+    from atomic_host.kit.messages import message_text
+
+    messages = [r["message"] for r in records if r.get("type") == "message"]
+    return [message_text(m, "") for m in messages if m.get("role") == "user"]
 
 
 UID = os.getuid()
