@@ -68,7 +68,10 @@ class AgentSession:
     @classmethod
     async def open_initial(cls, rt: HostServices) -> AgentSession:
         """Startup: --session / --continue / --no-session / a new session, then model selection."""
-        opts, store = rt.options, rt.store
+        opts = rt.options
+        # Opening the store may import a driver and connect to a server (postgres: psycopg, a round
+        # trip or two): in a thread too.
+        store = await asyncio.to_thread(lambda: rt.store)
         session = None
         # Reading and parsing a long session file takes a while (a 20,000-turn one: ~0.3 s of CPU):
         # in a thread, like every other store call, so the watchdog and the stdin reader keep going.

@@ -352,7 +352,7 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
         # boundary only with this value. A strategy's own name is kept beside it.
         details["strategyName"] = details["strategy"]
         details["strategy"] = VERBATIM_STRATEGY
-    backup = _write_backup(agent, BACKUP_LABEL[reason])
+    backup = await _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
         details["backupPath"] = backup
     agent.session.append(
@@ -467,23 +467,38 @@ async def _stream_once(
         raise
 
 
-def _write_backup(agent: CompactionPorts, label: str) -> str | None:
-    """``<sessionFile>.<ISO-with-dashes>.<label>.bak`` with the full entry list; None without a file."""
+async def _write_backup(agent: CompactionPorts, label: str) -> str | None:
+    """The full entry list as it is now, as JSONL: ``<sessionFile>.<ISO-with-dashes>.<label>.bak``
+    (mode 0600) beside a session file; kept in the store (its writer's ``put_blob``) when the
+    session is not a file (postgres); None when it is neither (memory, sqlite) or the write failed.
+    Written in a thread from a snapshot taken here."""
+    import os
     from datetime import UTC, datetime
 
     session = agent.session
-    location = session.location
-    if not location or location.startswith("sqlite:") or session.writer is None:
+    location, writer = session.location, session.writer
+    keep = getattr(writer, "put_blob", None)
+    # a location that is no absolute path is no file: never "<location>.<stamp>.bak" in the cwd
+    if writer is None or not location or (keep is None and not os.path.isabs(location)):
         return None
     now = datetime.now(UTC)
-    stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
-    path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.kit.sessions.jsonl import encode_line
+    name = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z.{label}.bak"
+    records = [session.header, *session.entries]  # later appends stay out of the backup
+
+    def write() -> str:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
+        # Masked again: entries of a session written before its credentials were known.
+        data = b"".join(encode_line(secrets.mask_obj(r)) for r in records)
+        if keep is not None:
+            return keep(name, data)
+        path = f"{location}.{name}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(fd, "wb") as fh:
+            fh.write(data)
+        return path
 
     try:
-        with open(path, "wb") as fh:
-            # Masked again: entries of a session written before its credentials were known.
-            fh.write(b"".join(encode_line(secrets.mask_obj(r)) for r in [session.header, *session.entries]))
+        return await asyncio.to_thread(write)
     except OSError:
         return None
-    return path
