@@ -69,7 +69,8 @@ def test_a_listing_equals_a_fresh_stores_whatever_happened(tmp_path_factory: Any
                         elif kind == "name":
                             session.append_session_info(op[2])
                         else:
-                            session.append("session_summary", summary="what happened", summarizedThroughId=session.leaf_id)
+                            leaf = session.leaf_id
+                            session.append("session_summary", summary="what happened", summarizedThroughId=leaf)
                     except SessionFileGone:
                         assert gone
                     else:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from shared_helpers import STORES, chat, host, last_reply, stored, user_texts
+from shared_helpers import FILE_STORES, chat, host, last_reply, stored, user_texts
 
 from atomic_host.testing import Host
 
@@ -65,7 +65,7 @@ def _full_disk(how: str, h: Host, agent_dir: Path, location: str) -> Iterator[No
 
 
 @pytest.mark.parametrize("how", ["file-size limit", "tmpfs"])
-@pytest.mark.parametrize("store", STORES)
+@pytest.mark.parametrize("store", FILE_STORES)
 async def test_a_full_disk_fails_the_prompt_loudly_and_the_session_goes_on_after(
     tmp_path: Path, store: tuple[str, ...], how: str
 ) -> None:

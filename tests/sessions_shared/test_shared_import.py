@@ -87,12 +87,12 @@ async def test_importing_an_older_copy_makes_a_new_session_and_keeps_the_newer_e
 async def test_importing_the_same_copy_opens_it_and_a_newer_copy_brings_its_new_entries(
     tmp_path: Path, store: tuple[str, ...]
 ) -> None:
-    async with host(tmp_path, "x", *store, agent_dir=tmp_path / "elsewhere") as x:  # another machine
+    async with host(tmp_path, "x", *store, agent_dir=tmp_path / "elsewhere", elsewhere=True) as x:  # another machine
         await chat(x, *TURNS[:2])
         theirs = await x.client.call("get_state")
-        two = snapshot(theirs["sessionLocation"], tmp_path / "two")
+        two = snapshot(theirs["sessionLocation"], tmp_path / "two", elsewhere=True)
         await chat(x, *TURNS[2:4])
-        four = snapshot(theirs["sessionLocation"], tmp_path / "four")
+        four = snapshot(theirs["sessionLocation"], tmp_path / "four", elsewhere=True)
     async with host(tmp_path, "a", *store) as a:
         for _ in range(2):  # the second import of the same file changes nothing
             assert await a.client.call("import_session", inputPath=str(two)) == {"cancelled": False}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from shared_helpers import STORES, chat, host, last_reply, stderr_of, stored
+from shared_helpers import STORES, chat, host, last_reply, pg_rows, stderr_of, stored
 
 from atomic_host.testing_sse import SSEServer
 
@@ -38,6 +38,13 @@ def _break(entries: list[dict[str, Any]]) -> list[Any]:
 
 def _rewrite(location: str, entries: list[Any]) -> None:
     """Put ``entries`` in the store by hand, plus one record that is not JSON at the end."""
+    if location.startswith("postgres:"):
+        session_id = location.rpartition("#")[2]
+        pg_rows("DELETE FROM atomic_entries WHERE session_id = %s", session_id)
+        for seq, text in enumerate([*map(json.dumps, entries), '{"type":"message",']):
+            pg_rows("INSERT INTO atomic_entries VALUES (%s, %s, %s)", session_id, seq, text)
+        pg_rows("UPDATE atomic_sessions SET next_seq = %s WHERE id = %s", len(entries) + 1, session_id)
+        return
     if not location.startswith("sqlite:"):
         path = Path(location)
         header = path.read_text().split("\n", 1)[0]
@@ -62,8 +69,10 @@ async def test_a_session_with_malformed_entries_loads_answers_and_goes_on(
     broken = _break(stored(owner["sessionLocation"]))
     _rewrite(owner["sessionLocation"], broken)
     agent_dir = tmp_path / "agent"
+    agent_dir.mkdir(exist_ok=True)  # a postgres host writes nothing there
     with SSEServer() as server:
         (agent_dir / "models.json").write_text(models_json(server.base_url, ["anthropic-messages"]))
+        (agent_dir / "settings.json").write_text(json.dumps({"sessionSummary": {"enabled": False}}))
         server.enqueue(TEXT_REPLIES["anthropic-messages"]("three it is"))
         async with host(tmp_path, "b", *store) as b:
             c = b.client
@@ -80,7 +89,8 @@ async def test_a_session_with_malformed_entries_loads_answers_and_goes_on(
             await c.call("set_model", provider="local-anthropic-messages", modelId="m1")  # the branch's was faux
             events = await c.prompt_and_wait("three")
             assert last_reply(events)["stopReason"] == "stop"
-            sent = server.requests[-1].body["messages"]
+            assert len(server.requests) == 1
+            sent = server.requests[0].body["messages"]  # the prompt's request (summaries are off)
             assert [m["role"] for m in sent] == ["user", "assistant", "assistant", "user"]
             assert sent[1]["content"] == [{"type": "text", "text": "re: one"}]
             assert sent[2]["content"] == [{"type": "text", "text": "5"}]
