@@ -18,6 +18,7 @@ _LAZY = {
     "PROJECT_NAME": "atomic_host.contract.markers",
     "hookimpl": "atomic_host.contract.markers",
     "hookspec": "atomic_host.contract.markers",
+    "fail_closed": "atomic_host.contract.markers",
     "Tool": "atomic_host.contract.tools",
     "ToolResult": "atomic_host.contract.tools",
     "ToolContext": "atomic_host.contract.tools",
@@ -94,6 +95,7 @@ __all__ = [
     "ToolResult",
     "ToolResultEvent",
     "UserBashEvent",
+    "fail_closed",
     "hookimpl",
     "hookspec",
 ]
@@ -120,7 +122,7 @@ if TYPE_CHECKING:
         UserBashEvent,
     )
     from atomic_host.contract.host import HostAPI
-    from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
+    from atomic_host.contract.markers import PROJECT_NAME, fail_closed, hookimpl, hookspec
     from atomic_host.contract.providers import ApiImpl, ProviderInfo, StreamOptions
     from atomic_host.contract.results import (
         AgentStartResult,

@@ -29,8 +29,9 @@ from atomic_host.engine.queues import MessageQueues
 from atomic_host.engine.retry import RetryAndFallback
 from atomic_host.engine.system_prompt import build_system_prompt, load_context_files
 from atomic_host.kit.lazy import loaded
-from atomic_host.kit.log import log
+from atomic_host.kit.log import log, plugin_log
 from atomic_host.kit.messages import message_text
+from atomic_host.plugins.faults import fault_report, traceback_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -435,8 +436,12 @@ class AgentSession:
         await loaded("atomic_host.agent.loop", "atomic_host.agent.tool_exec", "atomic_host.engine.compaction")
         models = self.rt.models
         if (module := models.stream_module(model["api"])) is not None:
-            with contextlib.suppress(ImportError):  # stream_fn reports a broken module when the run asks
+            try:
                 await loaded(module)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:  # stream_fn reports a broken module (even one calling sys.exit) when the run asks
+                pass
         if models.needs_http(model["api"]) and not self.rt.has_http_client():
             await asyncio.to_thread(self.rt.http_client)
 
@@ -450,8 +455,11 @@ class AgentSession:
             return text
         try:
             return command.get_expander()(args)
-        except Exception as exc:
-            self.rt.extension_error(command.path or command.plugin, "expand", str(exc) or type(exc).__name__)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            roots = self.rt.plugins.roots(self.rt.plugins.records.get(command.plugin))
+            self.rt.extension_error(command.path or command.plugin, "expand", fault_report(exc, roots))
             return text
 
     async def run_command(self, command: Any, args: str) -> None:
@@ -461,9 +469,13 @@ class AgentSession:
             result = command.get_handler()(args, self.rt.api)
             if inspect.isawaitable(result):
                 await result
-        except Exception as exc:
-            log.warning(f"command /{command.name} failed: {exc}")
-            self.rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            why = fault_report(exc, self.rt.plugins.roots(self.rt.plugins.records.get(command.plugin)))
+            plugin_log.warning(f"command /{command.name} failed: {why}")
+            log.debug(traceback_text(exc))
+            self.rt.extension_error(f"command:{command.name}", "command", why)
 
     async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
         """``api.send_user_message``: a literal prompt with source ``extension`` (semantics §5.3).
