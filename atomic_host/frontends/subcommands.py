@@ -104,11 +104,13 @@ def plugins(argv: list[str]) -> int:
     console = Console()
     table = Table(title="Plugins")
     for col in ("name", "source", "version", "status", "hooks"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # wrapped, never cut: two cut names would read the same
     for r in rows:
-        status = r["status"] + (f" ({r['error']})" if r["error"] else "")
-        table.add_row(r["name"], r["source"], r["version"] or "-", status, ", ".join(r["hooks"]))
+        table.add_row(r["name"], r["source"], r["version"] or "-", r["status"], "\n".join(r["hooks"]))
     console.print(table)
+    for r in rows:
+        if r["error"]:  # whole, below the table: an error cut or folded in a cell reads badly
+            console.print(f"[bold]{r['name']}[/bold] {r['status']}: {r['error']}", overflow="fold", highlight=False)
     console.print("[bold]Call order per hook[/bold] (first runs first)")
     for hook, names in order.items():
         console.print(f"  {hook}: " + " → ".join(names))

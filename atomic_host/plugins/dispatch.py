@@ -16,6 +16,11 @@ reports exceptions as ``extension_error`` and bounds their time — and applies 
 A result of a type the rule does not accept is reported as an ``extension_error`` (plugin, hook,
 what it returned) and ignored, so one plugin's mistake never changes the outcome of the others.
 
+A hook whose rule has ``on_failure`` (``tool_call``) can fail closed: an implementation that fails
+(raises, exits, times out, returns something unusable) while it fails closed (``@fail_closed``, or
+``hooks.failClosed``) stands for ``on_failure(path, why)`` — a block — instead of being skipped; and
+with ``hooks.failClosed`` a plugin that failed to load stands for one too, before any is called.
+
 Results are combined as the manager yields them, one implementation at a time (also for async
 hooks): a ``chain`` or ``patch`` result is applied to the event before the next implementation
 sees it, and the ``first_*`` rules stop calling once decided.

@@ -4,6 +4,7 @@ Every plugin is loaded on its own (a failure is recorded and reported, the rest 
 hook implementation is called on its own (an exception is reported as ``extension_error`` naming
 the plugin, the hook and the error; the other implementations still run). An async implementation
 also gets a time bound (``hook_timeout_s``): past it, it is cancelled, skipped and reported the same way.
+"Exception" means any ``BaseException`` but the host's own cancellation (``faults.py``).
 """
 
 from __future__ import annotations
