@@ -308,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         opts, ns = parse_options(argv, parser)
     if ns.subcommand:
         (parser or build_parser()).error(f"put the subcommand first: atomic {ns.subcommand} ...")
+    if (missing := opts.missing_extension()) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     if ns.list_models:
         from atomic_host.frontends.subcommands import list_models
 

@@ -64,6 +64,9 @@ def plugins(argv: list[str]) -> int:
     p.add_argument("--tools", type=_csv, metavar="LIST", help="accepted as for atomic (tool selection)")
     ns = p.parse_args(argv)
     opts = Options(extensions=ns.extensions, no_extensions=ns.no_extensions or ns.no_load, approve=ns.approve)
+    if (missing := opts.missing_extension()) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     rt = _runtime(opts)
     rt.load_plugins()
     rows = []

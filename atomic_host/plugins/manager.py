@@ -244,7 +244,7 @@ class PluginHost:
         record.status = "failed"
         record.error = fault_report(exc, self.roots(record))
         plugin_log.warning(f"plugin {record.name} failed ({phase}): {record.error}")
-        if phase == "import":  # the traceback down to the raising line; for other phases at DEBUG
+        if phase == "import" and exc.__traceback__ is not None:  # down to the raising line; else at DEBUG
             print(traceback_text(exc), file=sys.stderr)
         else:
             log.debug(traceback_text(exc))
@@ -353,6 +353,9 @@ class PluginHost:
         path = path.resolve()
         name = f"local:{path}"
         record = self.add_record(PluginRecord(name, "local", str(path), file=path))
+        if not path.is_file():  # a typo in a setting: one line, not the import machinery's traceback
+            self._fail(record, "import", FileNotFoundError(f"no such file: {path}"))
+            return record
         try:
             module = self.import_file(path)
         except BaseException as exc:
