@@ -105,6 +105,7 @@ def plugins(argv: list[str]) -> int:
     from rich.table import Table
 
     console = Console()
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich's own exits 1
     table = Table(title="Plugins")
     for col in ("name", "source", "version", "status", "hooks"):
         table.add_column(col, overflow="fold")  # wrapped, never cut: two cut names would read the same
@@ -118,6 +119,11 @@ def plugins(argv: list[str]) -> int:
     for hook, names in order.items():
         console.print(f"  {hook}: " + " → ".join(names))
     return 0
+
+
+def _broken_pipe() -> None:
+    """For rich: its reader left; raised for the command line's handler (141, quietly)."""
+    raise BrokenPipeError(32, "stdout is closed")
 
 
 def _sessions_parser():
