@@ -31,7 +31,7 @@ from atomic_host.engine.system_prompt import build_system_prompt, load_context_f
 from atomic_host.kit.lazy import loaded
 from atomic_host.kit.log import log, plugin_log
 from atomic_host.kit.messages import message_text
-from atomic_host.plugins.faults import fault_report, traceback_text
+from atomic_host.plugins.faults import debug_traceback, fault_report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -474,7 +474,7 @@ class AgentSession:
         except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
             why = fault_report(exc, self.rt.plugins.roots(self.rt.plugins.records.get(command.plugin)))
             plugin_log.warning(f"command /{command.name} failed: {why}")
-            log.debug(traceback_text(exc))
+            debug_traceback(exc)
             self.rt.extension_error(f"command:{command.name}", "command", why)
 
     async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:

@@ -23,6 +23,7 @@ started (the standard library and the host's own modules: none of them call it).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 import traceback
@@ -46,7 +47,7 @@ class PluginFault(Exception):
     (``original``): a ``SystemExit`` escaping a task leaves the event loop and ends the process."""
 
     def __init__(self, original: BaseException) -> None:
-        super().__init__(str(original))
+        super().__init__(type(original).__name__)  # not str(original): a plugin's __str__ may raise
         self.original = original
 
 
@@ -81,15 +82,24 @@ def fault_text(exc: BaseException) -> str:
     has none); for an exit, an interrupt or another ``BaseException``, its type, what was called or
     raised, and that the host goes on."""
     exc = original(exc)
+    text = _shown(str, exc)
     if isinstance(exc, Exception):
-        return str(exc) or type(exc).__name__
+        return text or type(exc).__name__
     if isinstance(exc, ExitRefused):  # the host's stand-in: the call is the news, not the type
-        return f"os._exit({exc.code!r}) called, refused; {HOST_SURVIVES}"
+        return f"os._exit({_shown(repr, exc.code)}) called, refused; {HOST_SURVIVES}"
     if isinstance(exc, SystemExit):
-        done = f"sys.exit({'' if exc.code is None else repr(exc.code)}) called"
+        done = f"sys.exit({'' if exc.code is None else _shown(repr, exc.code)}) called"
     else:
-        done = f"{exc} raised" if str(exc) else "raised"
+        done = f"{text} raised" if text else "raised"
     return f"{type(exc).__name__}: {done}; {HOST_SURVIVES}"
+
+
+def _shown(show: Any, value: Any) -> str:
+    """``str``/``repr`` of a plugin's object, which may itself raise (a hostile ``__str__``)."""
+    try:
+        return show(value)
+    except BaseException:  # whatever it raises (even SystemExit) is not the report's to propagate
+        return f"<unprintable {type(value).__name__}>"
 
 
 def fault_report(exc: BaseException, roots: Iterable[Path] = ()) -> str:
@@ -97,7 +107,7 @@ def fault_report(exc: BaseException, roots: Iterable[Path] = ()) -> str:
     (:func:`fault_place`); just the text when no frame is known."""
     exc = original(exc)
     where = fault_place(exc, roots)
-    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else fault_text(exc)
+    message = str(exc.msg) if isinstance(exc, SyntaxError) and exc.msg else fault_text(exc)
     text = f"{type(exc).__name__}: {message}" if isinstance(exc, Exception) else message  # else it names it
     return f"{where}: {text}" if where else fault_text(exc)
 
@@ -135,6 +145,14 @@ def plugin_roots(module: Any, file: Path | None = None) -> list[Path]:
 def traceback_text(exc: BaseException) -> str:
     """The full traceback (``ATOMIC_LOG_LEVEL=DEBUG`` prints it with each plugin error)."""
     return "".join(traceback.format_exception(original(exc))).rstrip()
+
+
+def debug_traceback(exc: BaseException) -> None:
+    """Log the traceback at DEBUG; formatted only then (a hook may fail on every event)."""
+    from atomic_host.kit.log import log
+
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug(traceback_text(exc))
 
 
 def guard_exit() -> None:

@@ -28,8 +28,15 @@ from atomic_host.contract import hookspecs
 from atomic_host.contract.hookspecs import DISPATCH_RULES
 from atomic_host.contract.markers import FAIL_CLOSED, PROJECT_NAME
 from atomic_host.contract.records import field, record
-from atomic_host.kit.log import log, plugin_log
-from atomic_host.plugins.faults import HookFailed, contained, fault_report, plugin_roots, traceback_text
+from atomic_host.kit.log import plugin_log
+from atomic_host.plugins.faults import (
+    HookFailed,
+    contained,
+    debug_traceback,
+    fault_report,
+    plugin_roots,
+    traceback_text,
+)
 
 ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""
@@ -247,7 +254,7 @@ class PluginHost:
         if phase == "import" and exc.__traceback__ is not None:  # down to the raising line; else at DEBUG
             print(traceback_text(exc), file=sys.stderr)
         else:
-            log.debug(traceback_text(exc))
+            debug_traceback(exc)
         self.on_error(record.path, phase, record.error)
 
     def failed_in(self, plugin: str, hook_name: str, error: str) -> None:
@@ -534,7 +541,7 @@ class PluginHost:
         """Report an implementation that raised (``extension_error`` naming where, the traceback at
         DEBUG); returns what went wrong. A contribution hook (``register_*``) that raised fails its plugin."""
         why = fault_report(exc, self.roots(self.records.get(impl.plugin_name)))
-        log.debug(traceback_text(exc))
+        debug_traceback(exc)
         if hook_name.startswith("register_"):
             self.failed_in(impl.plugin_name, hook_name, why)
         self._failed(impl, hook_name, why, closed)
