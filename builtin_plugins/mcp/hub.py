@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
 PLUGIN_PATH = "builtin:builtin_plugins.mcp"
 STOP_TIMEOUT_S = 6.0
-INSTALL_HINT = "the mcp package is not installed: pip install 'atomic-host[mcp]'"
+INSTALL_HINT = (
+    "the mcp package is not installed: pip install 'mcp>=1.30,<3' "
+    "(in the atomic-host checkout: pip install -e '.[mcp]')"
+)
 
 
 def selected_by_default(api: HostAPI, name: str) -> bool:

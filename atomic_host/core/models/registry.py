@@ -464,7 +464,7 @@ class ModelRegistry:
             module, _, name = str(impl.stream).partition(":")
             try:
                 fn = getattr(importlib.import_module(module), name)
-            except (ImportError, AttributeError) as exc:
+            except BaseException as exc:  # a provider module is plugin code: even its sys.exit() is its error
                 self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
         if fn is not None and any(e.oauth is not None for e in self._providers.values()):
             from atomic_host.core.models.auth_oauth import oauth_stream
