@@ -37,7 +37,7 @@ from atomic_host.core.models.models_json import (
     normalize_model,
     upsert,
 )
-from atomic_host.kit import secrets
+from atomic_host.kit import secrets, tool_env
 from atomic_host.kit.copies import json_copy
 
 CREDENTIAL_ENV_SUFFIXES = ("_API_KEY", "_TOKEN")
@@ -54,7 +54,10 @@ def credential_env_names(env: Mapping[str, str]) -> list[str]:
 
 
 def register_env_credentials(env: Mapping[str, str], names: Any) -> None:
-    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name."""
+    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name,
+    and the names as credential variables (left out of tool environments: :mod:`atomic_host.kit.tool_env`)."""
+    names = list(names)
+    tool_env.declare(names)
     for name in names:
         secrets.register(env.get(name), name)
 
