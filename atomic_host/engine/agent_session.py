@@ -247,7 +247,7 @@ class AgentSession:
         if not system_prompt:
             # The context files are stat-ed each request (an edit shows on the next one) and read
             # only when changed, a big one in a thread: the loop never waits on their I/O.
-            context = await load_context_files(self.rt.agent_dir, self.cwd)
+            context = await load_context_files(self.rt.agent_dir, self.cwd, self.rt.trusted)
             rt = self.rt
             system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
         return {
