@@ -31,7 +31,10 @@ async def test_base_url_credentials_never_leave_the_host(tmp_path: Path) -> None
     (agent / "models.json").write_text(json.dumps({"providers": providers}))
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("wb") as err:
-        async with start_host("--model", "local/m1", base=tmp_path, faux=False, stderr=err.fileno()) as host:
+        settings = {"retry": {"enabled": False}, "sessionSummary": {"enabled": False}}
+        async with start_host(
+            "--model", "local/m1", base=tmp_path, faux=False, stderr=err.fileno(), settings=settings
+        ) as host:
             state = await host.client.get_state()
             assert state["model"]["baseUrl"] == (
                 "http://[REDACTED:baseUrl:local]@127.0.0.1:9/v1?[REDACTED:baseUrl:local]&api-version=2024-10-21"
