@@ -5,7 +5,8 @@ The host's own credentials stay out of it, so ``env | base64`` cannot carry a ke
 masking (which only knows a key's plain forms). A variable is left out when
 
 - its name contains ``KEY``, ``SECRET``, ``TOKEN`` (Codex's default shell policy), ``PASSWORD``,
-  ``PASSWD`` or ``CREDENTIAL``, in any case (:data:`SCRUBBED_NAME_PARTS`);
+  ``PASSWD``, ``CREDENTIAL`` or ``HEADERS`` (``OTEL_EXPORTER_OTLP_HEADERS`` carries a bearer token;
+  Claude Code drops it too), in any case (:data:`SCRUBBED_NAME_PARTS`);
 - a provider declared it as a key variable (``ProviderInfo.env_keys`` / ``secret_env``:
   :func:`declare`);
 - or its value holds a credential the host knows (:mod:`atomic_host.kit.secrets`: keys from
@@ -25,7 +26,7 @@ from typing import Any
 
 from atomic_host.kit import secrets
 
-SCRUBBED_NAME_PARTS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
+SCRUBBED_NAME_PARTS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "HEADERS")
 """A variable whose upper-cased name contains one of these is left out."""
 
 _declared: set[str] = set()

@@ -23,6 +23,7 @@ KEYS = {
     "PGPASSWORD": "postgres-password-4711",
     "AWS_SECRET_ACCESS_KEY": "aws/secret+access=key0123456789",
     "Client_Secret": "lower-case-client-secret-value",
+    "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer otel-bearer-0123",
 }
 AUTH_JSON_KEY = "auth-json-stored-key-987654321"
 INNOCENT = {
