@@ -199,7 +199,7 @@ class ActiveSession:
         if not system_prompt:
             # The context files are stat-ed each request (an edit shows on the next one) and read
             # only when changed, a big one in a thread: the loop never waits on their I/O.
-            context = await load_context_files(rt.agent_dir, self.cwd)
+            context = await load_context_files(rt.agent_dir, self.cwd, rt.trusted)
             system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
         return {"systemPrompt": system_prompt, "messages": messages, "tools": [t.to_llm() for t in tools]}
 

@@ -215,6 +215,7 @@ class Hub:
             schema = spec.get("inputSchema") if isinstance(spec.get("inputSchema"), dict) else {}
             schema = {"type": "object", "properties": {}, **schema}
             description = spec.get("description") or spec.get("title") or f"{mcp_name} (MCP server {server})"
+            annotations = spec.get("annotations") if isinstance(spec.get("annotations"), dict) else {}
             tool = Tool(
                 name=name,
                 description=str(description),
@@ -224,6 +225,7 @@ class Hub:
                 source=f'mcp "{server}"',
                 source_path=cfg.source,
                 deferred=defer,
+                read_only=annotations.get("readOnlyHint") is True,  # the server says it changes nothing
             )
             try:
                 self.register(tool)
