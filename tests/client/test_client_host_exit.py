@@ -84,7 +84,7 @@ async def test_a_timeout_says_what_was_not_answered() -> None:
         with pytest.raises(ClientTimeout, match=r"no event matching 'no_such_event' within 0\.2s"):
             await c.wait_for_event("no_such_event", timeout=0.2)
         host.faux.push(SLOW_REPLY)
-        with pytest.raises(ClientTimeout, match="did not settle within 0.5s"):
+        with pytest.raises(ClientTimeout, match=r"did not settle within 0\.5s"):
             async for _ in c.stream("hello", timeout=0.5):
                 pass
         await c.abort()

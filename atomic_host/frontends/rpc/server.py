@@ -9,13 +9,13 @@ response and never stops the server.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.frontends.rpc.io import Output, decode_line, open_stdin_lines, write_failure
 from atomic_host.frontends.rpc.table import Handler
 from atomic_host.kit.log import log
@@ -141,7 +141,7 @@ class RpcServer:
     def accept(self, line: bytes) -> None:
         """Decode one line and hand it to its lane; anything undecodable is answered here."""
         try:
-            cmd = json.loads(decode_line(line))
+            cmd = loads_strict(decode_line(line))
         except RecursionError:
             self.out.error("parse", None, "Failed to parse command: JSON nested too deeply")
             return
