@@ -7,7 +7,7 @@ echoed in the response). Unknown extra keys are allowed and kept. ``COMMANDS`` m
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, PlainValidator, model_validator
 
 from atomic_host.core.protocol._base import JsonScalar, WireModel
 from atomic_host.core.protocol.messages import ImageContent
@@ -349,14 +349,25 @@ class GetWorkflowRunSummaryCommand(CommandBase):
     run_id: str
 
 
+def _answer_as_sent(value: Any) -> Any:
+    return value
+
+
+# A dialog answer's fields: the schema says what is expected; any JSON value is taken, and the
+# dialog treats one of another kind as cancelled (frontends/rpc/ui.py), so a wrong answer ends the
+# dialog instead of leaving it open behind an error response no client expects.
+_AnswerText = Annotated[Any, PlainValidator(_answer_as_sent, json_schema_input_type=str | None)]
+_AnswerFlag = Annotated[Any, PlainValidator(_answer_as_sent, json_schema_input_type=bool | None)]
+
+
 class ExtensionUiResponseCommand(CommandBase):
     """Answer to an ``extension_ui_request``; ``id`` is that request's id. Never answered."""
 
     type: Literal["extension_ui_response"] = "extension_ui_response"
     id: str
-    value: str | None = None
-    confirmed: bool | None = None
-    cancelled: bool | None = None
+    value: _AnswerText = None
+    confirmed: _AnswerFlag = None
+    cancelled: _AnswerFlag = None
 
 
 _ALL: tuple[type[CommandBase], ...] = (
