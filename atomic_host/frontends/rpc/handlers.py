@@ -81,6 +81,7 @@ class Handlers:
 
     @command(lane="concurrent")
     async def on_abort(self) -> Any:
+        self.rt.ui.cancel_all()  # open dialogs resolve with their default (semantics §1)
         await self.agent.abort()
         return NO_DATA
 

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from atomic_host.frontends.rpc.io import Output
+from atomic_host.frontends.rpc.server import release_lane
 from atomic_host.kit.log import log
 from atomic_host.kit.sessions.ids import uuid4
 
@@ -40,8 +41,12 @@ class RpcUI(FireAndForgetUI):
         self.out = out
         self.has_ui = has_ui
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.closed = False
+        """Set by :meth:`close`: nobody is left to answer, dialogs end as cancelled at once."""
 
     async def _dialog(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
+        if self.closed:
+            return {"cancelled": True}
         req_id = uuid4()
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[req_id] = fut
@@ -49,6 +54,9 @@ class RpcUI(FireAndForgetUI):
         if timeout is not None:
             request["timeout"] = int(timeout * 1000)
         self.out.send(request)
+        # A client may ignore the request (clients skip records they do not know): the command
+        # that asked must not keep other commands from being served meanwhile.
+        release_lane()
         try:
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError:
@@ -65,9 +73,16 @@ class RpcUI(FireAndForgetUI):
         return True
 
     def cancel_all(self) -> None:
+        """Answer every open dialog as cancelled (``abort``, the host exiting): the extension gets
+        the default (None for select/input/editor, False for confirm)."""
         for fut in self.pending.values():
             if not fut.done():
                 fut.set_result({"cancelled": True})
+
+    def close(self) -> None:
+        """stdin is closed: open dialogs end as cancelled, and so does every later one, at once."""
+        self.closed = True
+        self.cancel_all()
 
     # An answer of the wrong kind (a select value that is not one of its options, a confirm that
     # is not a boolean, a text that is not a string) counts as cancelled: an extension never sees
