@@ -231,7 +231,7 @@ class AgentSession:
 
         messages = self.messages
         if self.rt.hooks.has_impls("context"):
-            event = ContextEvent(list(messages), self.model)
+            event = ContextEvent(list(messages), self.model, self.abort_signal)
             await self.rt.hooks.acall("context", event=event)
             messages = event.messages
         messages = convert_to_llm(messages, repair_trailing=True)
