@@ -353,6 +353,7 @@ class Runtime:
                 session_dir=Path(session_dir).expanduser() if session_dir else None,
                 cwd=self.cwd,
                 fsync=self.settings.str("sessionFsync") != "never",
+                settings=self.settings,
             )
             self._store = open_store(self.store_kinds.items, kind, options, hint=self.disabled_note())
         return self._store

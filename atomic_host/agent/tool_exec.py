@@ -7,7 +7,7 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.oversized import persist_if_oversized
+from atomic_host.agent.oversized import is_oversized, persist_if_oversized
 from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
 from atomic_host.contract.tools import ToolError, ToolResult
 from atomic_host.kit import secrets
@@ -174,7 +174,9 @@ async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tup
         event = ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
         result = await until_aborted(run, name, call_tool(run, name, args, call_id, signal, on_update, event), signal)
         terminate = terminate or event.terminate
-        result = persist_if_oversized(run, run.tools.get(name), call_id, result)
+        tool = run.tools.get(name)
+        if is_oversized(tool, result):  # a file or a database row: written off the loop
+            result = await asyncio.to_thread(persist_if_oversized, run, tool, call_id, result)
         emit(
             {
                 "type": "tool_execution_end",
