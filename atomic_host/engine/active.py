@@ -177,13 +177,14 @@ class ActiveSession:
         tools = self._rt.tools.for_model()
         return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
 
-    async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
-        """The provider context of the next model call; ``context`` hooks may edit its messages."""
+    async def llm_context(self, system_prompt: str | None, signal: asyncio.Event | None = None) -> dict[str, Any]:
+        """The provider context of the next model call; ``context`` hooks may edit its messages
+        (``signal``: the run's abort signal, handed to them)."""
         from atomic_host.session.context import convert_to_llm
 
         rt, messages = self._rt, self.messages
         if rt.hooks.has_impls("context"):
-            event = ContextEvent(list(messages), self.model)
+            event = ContextEvent(list(messages), self.model, signal)
             await rt.hooks.acall("context", event=event)
             messages = event.messages
         messages = convert_to_llm(messages, repair_trailing=True)

@@ -79,6 +79,7 @@ class Handlers:
         return {"disposition": await self.agent.queue_message("followUp", cmd.message, sent.get("images"))}
 
     async def on_abort(self) -> Any:
+        self.rt.ui.cancel_all()  # open dialogs resolve with their default (semantics §1)
         await self.agent.abort()
         return NO_DATA
 
