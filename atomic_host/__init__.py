@@ -20,6 +20,7 @@ _LAZY = {
     "PROJECT_NAME": "atomic_host.contract.markers",
     "hookimpl": "atomic_host.contract.markers",
     "hookspec": "atomic_host.contract.markers",
+    "fail_closed": "atomic_host.contract.markers",
     "Tool": "atomic_host.contract.tools",
     "ToolResult": "atomic_host.contract.tools",
     "ToolContext": "atomic_host.contract.tools",
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
         UserBashEvent,
     )
     from atomic_host.contract.host import HostAPI
-    from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
+    from atomic_host.contract.markers import PROJECT_NAME, fail_closed, hookimpl, hookspec
     from atomic_host.contract.providers import ApiImpl, ProviderInfo, StreamOptions
     from atomic_host.contract.results import (
         AgentStartResult,

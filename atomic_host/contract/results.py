@@ -68,6 +68,11 @@ class ToolCallDecision:
     reason: str | None = None
     terminate: bool = False
 
+    @classmethod
+    def failed_closed(cls, path: str, why: str) -> ToolCallDecision:
+        """The block a fail-closed gate that failed stands for (``path``: its extension; ``why``)."""
+        return cls(block=True, reason=f"Tool call blocked: the tool_call gate of {path} failed and fails closed: {why}")
+
     def apply(self, event: ToolCallEvent) -> bool:
         """Note ``terminate`` on ``event``; True when the call is blocked (the first block wins)."""
         if self.terminate:

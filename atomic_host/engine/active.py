@@ -177,13 +177,14 @@ class ActiveSession:
         tools = self._rt.tools.for_model()
         return tools if self.tool_names is None else [t for t in tools if t.name in self.tool_names]
 
-    async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
-        """The provider context of the next model call; ``context`` hooks may edit its messages."""
+    async def llm_context(self, system_prompt: str | None, signal: asyncio.Event | None = None) -> dict[str, Any]:
+        """The provider context of the next model call; ``context`` hooks may edit its messages
+        (``signal``: the run's abort signal, handed to them)."""
         from atomic_host.session.context import convert_to_llm
 
         rt, messages = self._rt, self.messages
         if rt.hooks.has_impls("context"):
-            event = ContextEvent(list(messages), self.model)
+            event = ContextEvent(list(messages), self.model, signal)
             await rt.hooks.acall("context", event=event)
             messages = event.messages
         messages = convert_to_llm(messages, repair_trailing=True)
@@ -199,7 +200,7 @@ class ActiveSession:
         if not system_prompt:
             # The context files are stat-ed each request (an edit shows on the next one) and read
             # only when changed, a big one in a thread: the loop never waits on their I/O.
-            context = await load_context_files(rt.agent_dir, self.cwd)
+            context = await load_context_files(rt.agent_dir, self.cwd, rt.trusted)
             system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
         return {"systemPrompt": system_prompt, "messages": messages, "tools": [t.to_llm() for t in tools]}
 

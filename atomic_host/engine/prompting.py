@@ -9,15 +9,15 @@ queues it while a run streams.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent
 from atomic_host.engine.active import now_ms
 from atomic_host.kit.lazy import loaded
-from atomic_host.kit.log import log
+from atomic_host.kit.log import plugin_log
 from atomic_host.kit.messages import message_text
+from atomic_host.plugins.faults import debug_traceback, fault_report
 
 if TYPE_CHECKING:
     from atomic_host.engine.active import ActiveSession
@@ -134,8 +134,12 @@ class Prompter:
         rt = self._rt
         models = rt.models
         if (module := models.stream_module(model["api"])) is not None:
-            with contextlib.suppress(ImportError):  # stream_fn reports a broken module when the run asks
+            try:
                 await loaded(module)
+            except asyncio.CancelledError:
+                raise
+            except BaseException:  # stream_fn reports a broken module (even one calling sys.exit) when the run asks
+                pass
         if models.needs_http(model["api"]) and not rt.has_http_client():
             await asyncio.to_thread(rt.http_client)
 
@@ -149,8 +153,12 @@ class Prompter:
             return text
         try:
             return command.get_expander()(args)
-        except Exception as exc:
-            self._rt.extension_error(command.path or command.plugin, "expand", str(exc) or type(exc).__name__)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            plugins = self._rt.plugins
+            roots = plugins.roots(plugins.records.get(command.plugin))
+            self._rt.extension_error(command.path or command.plugin, "expand", fault_report(exc, roots))
             return text
 
     async def run_command(self, command: Any, args: str) -> None:
@@ -161,9 +169,14 @@ class Prompter:
             result = command.get_handler()(args, self._rt.api)
             if inspect.isawaitable(result):
                 await result
-        except Exception as exc:
-            log.warning(f"command /{command.name} failed: {exc}")
-            self._rt.extension_error(f"command:{command.name}", "command", str(exc) or type(exc).__name__)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            plugins = self._rt.plugins
+            why = fault_report(exc, plugins.roots(plugins.records.get(command.plugin)))
+            plugin_log.warning(f"command /{command.name} failed: {why}")
+            debug_traceback(exc)
+            self._rt.extension_error(f"command:{command.name}", "command", why)
 
     async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
         """``api.send_user_message``: a literal prompt with source ``extension`` (semantics §5.3).

@@ -120,7 +120,7 @@ class Runner:
         return self.queues.poll_follow_up()
 
     async def llm_context(self, system_prompt: str | None) -> dict[str, Any]:
-        return await self.active.llm_context(system_prompt)
+        return await self.active.llm_context(system_prompt, self.abort_signal)
 
     def stream_options(self) -> StreamOptions:
         return self.active.stream_options(self.abort_signal)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # names the field annotations use; resolved when commands.py builds the models
-    from atomic_host.core.protocol._base import JsonScalar
+    from atomic_host.core.protocol._base import AnswerFlag, AnswerText, JsonScalar
     from atomic_host.core.protocol.messages import ImageContent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -509,6 +509,6 @@ class ExtensionUiResponse:
     """Answer to an ``extension_ui_request``; ``id`` is that request's id. Never answered."""
 
     id: str
-    value: str | None = None
-    confirmed: bool | None = None
-    cancelled: bool | None = None
+    value: AnswerText = None
+    confirmed: AnswerFlag = None
+    cancelled: AnswerFlag = None

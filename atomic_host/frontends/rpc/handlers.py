@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.engine.retry import model_ref
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable
+from atomic_host.plugins.faults import fault_report
 
 if TYPE_CHECKING:
     from atomic_host.core.protocol.declarations import (
@@ -78,6 +79,7 @@ class Handlers:
         return {"disposition": await self.agent.queue_message("followUp", cmd.message, sent.get("images"))}
 
     async def on_abort(self) -> Any:
+        self.rt.ui.cancel_all()  # open dialogs resolve with their default (semantics §1)
         await self.agent.abort()
         return NO_DATA
 
@@ -200,8 +202,11 @@ class Handlers:
             return {"completions": None}
         try:
             return {"completions": resolve(command.completions)(cmd.argument_prefix)}
-        except Exception as exc:
-            self.rt.extension_error(command.path or command.plugin, "get_command_completions", str(exc))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            roots = self.rt.plugins.roots(self.rt.plugins.records.get(command.plugin))
+            self.rt.extension_error(command.path or command.plugin, "get_command_completions", fault_report(exc, roots))
             return {"completions": None}
 
     # --- models and thinking ---
