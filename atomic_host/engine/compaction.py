@@ -18,7 +18,7 @@ from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCo
 from atomic_host.contract.records import record
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
 from atomic_host.engine.model_choice import fallback_target
-from atomic_host.engine.retry import retry_delay_ms
+from atomic_host.engine.retry import summarization_request
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
 from atomic_host.kit.messages import VERBATIM_STRATEGY
@@ -491,38 +491,11 @@ def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | 
 
 def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level: str | None = None) -> Any:
     """One planning request to ``model`` with the session's retry settings and summarization_retry events."""
-    from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
-
-    settings = agent.settings
 
     async def request(context: dict[str, Any]) -> dict[str, Any]:
-        attempt = 0
-        try:
-            while True:
-                final = await _stream_once(agent, model, context, level)
-                retryable = (
-                    final.get("stopReason") == "error"
-                    and is_retryable_error(final)
-                    and not is_context_overflow(final, _window(agent))
-                )
-                if not (retryable and agent.auto_retry and attempt < settings.retry_max):
-                    return final
-                attempt += 1
-                delay = retry_delay_ms(settings, final, attempt)  # the session's policy, retry-after included
-                agent.emit(
-                    {
-                        "type": "summarization_retry_scheduled",
-                        "attempt": attempt,
-                        "maxAttempts": settings.retry_max,
-                        "delayMs": delay,
-                        "errorMessage": final.get("errorMessage", ""),
-                    }
-                )
-                await asyncio.sleep(delay / 1000)
-                agent.emit({"type": "summarization_retry_attempt_start", "source": "compaction", "reason": reason})
-        finally:
-            if attempt:
-                agent.emit({"type": "summarization_retry_finished"})
+        return await summarization_request(
+            agent, lambda: _stream_once(agent, model, context, level), "compaction", reason
+        )
 
     return request
 
