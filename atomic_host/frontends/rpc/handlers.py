@@ -416,7 +416,7 @@ class Handlers:
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
-        if not session.entries:
+        if not session.persisted:  # written lazily, with the first assistant reply: nothing said yet
             raise CommandFailed("Nothing to export yet - start a conversation first")
         exporter = self.rt.exporter("html")
         # rendering and writing a long session takes a while: off the loop, so abort still answers at once
