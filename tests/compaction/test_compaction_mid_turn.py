@@ -6,6 +6,7 @@ reports 111,000 input tokens and a tool that prints 4,000 characters (1,000 toke
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from compaction_helpers import file_entries, of_type, seed, session_file
@@ -119,4 +120,27 @@ async def test_an_overflow_after_a_recovered_one_in_the_same_run_is_recovered_ag
         assert not [e for e in ends if e.get("unresolvedOverflow")]
         assert of_type(events, "message_end")[-1]["message"]["content"][0]["text"] == "all done"
         # (two overflows in a row stay unresolved: test_compaction_auto.py)
+        host.assert_protocol_lines()
+
+
+async def test_get_state_names_the_running_compactions_reason() -> None:
+    async with start_host() as host:
+        c = host.client
+        await seed(host)
+        assert (await c.get_state())["resourceOverlaps"] == []
+        host.faux.push(tool_call(BIG_OUTPUT, {"input": 111000, "output": 10}), {"content": "1,5", "delayMs": 1500})
+        host.faux.push("done")
+        start = len(c.events)
+        await c.prompt("third")
+        seen: list[str | None] = []
+        for _ in range(200):
+            state = await c.get_state()
+            if state["isCompacting"]:
+                seen.append(state.get("compactionReason"))
+                break
+            await asyncio.sleep(0.02)
+        assert seen == ["threshold"]  # a mid-turn compaction: the run goes on meanwhile
+        await c.wait_for_idle(after=start, timeout=30)
+        state = await c.get_state()
+        assert state["isCompacting"] is False and "compactionReason" not in state
         host.assert_protocol_lines()

@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.retry import model_ref
+from atomic_host.frontends.rpc import sources
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable
 
@@ -139,7 +140,10 @@ class Handlers:
             "messageCount": a.message_count,
             "pendingMessageCount": len(a.queues.steering) + len(a.queues.follow_up),
             "queuedMessagesPaused": a.queues.paused,
+            "resourceOverlaps": sources.overlaps(self.rt),
         }
+        if a.compaction_reason:
+            data["compactionReason"] = a.compaction_reason
         if a.session.location:
             data["sessionLocation"] = a.session.location
         if a.session.name:
@@ -189,6 +193,8 @@ class Handlers:
                 item["location"] = c.location
             if c.path:
                 item["path"] = c.path
+            item["hasArgumentCompletions"] = c.completions is not None
+            item["sourceInfo"] = sources.source_info(self.rt, c.plugin, c.path, c.location)
             commands.append(item)
         return {"commands": commands}
 
