@@ -166,6 +166,21 @@ class AvailableModelsData(WireModel):
     provider_auth_statuses: list[ProviderAuthStatus] | None = None
 
 
+class CatalogError(WireModel):
+    """A provider whose catalog could not be fetched (or the file that could not be read)."""
+
+    provider: str
+    message: str
+
+
+class RefreshModelsData(AvailableModelsData):
+    """``refresh_models`` data: ``aborted`` when ``timeoutMs`` passed before every dynamic catalog
+    answered; ``errors`` for the providers (or files) that failed."""
+
+    aborted: bool
+    errors: list[CatalogError]
+
+
 class LogoutProviderData(WireModel):
     """``logout_provider`` data."""
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         NavigateTree,
         NewSession,
         Prompt,
+        RefreshModels,
         SetAutoCompaction,
         SetAutoRetry,
         SetFollowUpMode,
@@ -225,9 +226,16 @@ class Handlers:
     async def on_get_available_models(self) -> Any:
         return self._models_data()
 
-    async def on_refresh_models(self) -> Any:
-        self.rt.models.reload()
-        return self._models_data()
+    async def on_refresh_models(self, cmd: RefreshModels) -> Any:
+        from atomic_host.core.models.catalogs import refresh
+
+        outcome = await refresh(
+            self.rt.models,
+            timeout_ms=cmd.timeout_ms,
+            force=bool(cmd.force),
+            allow_network=cmd.allow_network is not False,
+        )
+        return {**self._models_data(), **outcome}
 
     async def on_set_model(self, cmd: SetModel) -> Any:
         return self.agent.set_model(cmd.provider, cmd.model_id, persist=bool(cmd.persist))
