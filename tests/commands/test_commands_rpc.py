@@ -32,6 +32,11 @@ Run ./scripts/deploy.sh, then check the logs.
 """
 
 
+def file_source(path: Path, scope: str) -> dict[str, str]:
+    """The ``sourceInfo`` of a command read from the file ``path``."""
+    return {"path": str(path), "source": "local", "scope": scope, "origin": "top-level", "baseDir": str(path.parent)}
+
+
 def user_texts(messages: list[dict[str, Any]]) -> list[str]:
     return ["".join(b["text"] for b in m["content"] if b["type"] == "text") for m in messages if m["role"] == "user"]
 
@@ -74,13 +79,7 @@ async def test_get_commands_order_and_fields(cmd_host: Any, sandbox: Path, resou
         "description": "Every substitution form",
         "path": str(resources["tpl"]),
         "hasArgumentCompletions": False,
-        "sourceInfo": {
-            "path": str(resources["tpl"]),
-            "source": "local",
-            "scope": "user",
-            "origin": "top-level",
-            "baseDir": str(resources["tpl"].parent),
-        },
+        "sourceInfo": file_source(resources["tpl"], "user"),
     }
     assert by_name["proj"]["sourceInfo"]["scope"] == "project"
     assert by_name["cli"]["sourceInfo"]["scope"] == by_name["fromsettings"]["sourceInfo"]["scope"] == "temporary"
@@ -101,13 +100,7 @@ async def test_get_commands_order_and_fields(cmd_host: Any, sandbox: Path, resou
         "description": "Deploy the app: step by step",
         "path": str(resources["deploy"]),
         "hasArgumentCompletions": False,
-        "sourceInfo": {
-            "path": str(resources["deploy"]),
-            "source": "local",
-            "scope": "user",
-            "origin": "top-level",
-            "baseDir": str(resources["deploy"].parent),
-        },
+        "sourceInfo": file_source(resources["deploy"], "user"),
     }
     assert by_name["skill:lint"]["location"] == by_name["skill:fmt"]["location"] == "project"
 
@@ -207,6 +200,5 @@ async def test_cli_skill_path(cmd_host: Any, sandbox: Path) -> None:
         WORKFLOW_COMMAND,  # the built-in /workflow
         {"name": "skill:pack", "source": "skill", "location": "path", "description": "Packed", "path": str(skill),
          "hasArgumentCompletions": False,
-         "sourceInfo": {"path": str(skill), "source": "local", "scope": "temporary", "origin": "top-level",
-                        "baseDir": str(skill.parent)}},
+         "sourceInfo": file_source(skill, "temporary")},
     ]
