@@ -107,6 +107,41 @@ async def test_still_too_long_after_compaction_sends_agent_continue_error_and_no
         host.assert_protocol_lines()
 
 
+VERBOSE_STRATEGY = '''
+from atomic_host import CompactResult, hookimpl
+
+
+@hookimpl
+def session_before_compact(event, api):
+    return CompactResult("[User]: " + "z" * 40000)  # a "summary" of 10,000 tokens
+'''
+
+
+async def test_overflow_recovery_still_too_long_is_not_retried(tmp_path) -> None:
+    # An extension's summary of 10,000 tokens for an 8,000-token window: the retry would overflow
+    # again, so it is not sent.
+    (tmp_path / "agent").mkdir()
+    overrides = {"providers": {"faux": {"modelOverrides": {"faux-1": {"contextWindow": 8000}}}}}
+    (tmp_path / "agent" / "models.json").write_text(json.dumps(overrides))
+    ext = tmp_path / "verbose.py"
+    ext.write_text(VERBOSE_STRATEGY)
+    async with start_host("-e", str(ext), base=tmp_path, settings={"compaction": {"reserveTokens": 1000}}) as host:
+        c = host.client
+        await seed(host)
+        calls_before = len(host.faux_calls())
+        host.faux.push(OVERFLOW, "never asked")
+        events = await c.prompt_and_wait("third")
+        [end] = of_type(events, "compaction_end")
+        assert end["reason"] == "overflow" and end["result"]["rung"] == "extension"
+        assert end["willRetry"] is False and "midTurn" not in end
+        assert end["errorMessage"].startswith("The context remains over the model's input limit after compaction")
+        [error] = of_type(events, "agent_continue_error")
+        assert error["source"] == "post_compaction" and error["errorMessage"] == end["errorMessage"]
+        assert [e["type"] for e in events].count("agent_start") == 1
+        assert len(host.faux_calls()) - calls_before == 1  # the overflowed request only
+        host.assert_protocol_lines()
+
+
 async def test_an_overflow_after_a_recovered_one_in_the_same_run_is_recovered_again() -> None:
     async with start_host() as host:
         c = host.client
