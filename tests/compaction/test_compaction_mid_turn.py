@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from compaction_helpers import file_entries, of_type, seed, session_file
 
@@ -178,4 +179,27 @@ async def test_get_state_names_the_running_compactions_reason() -> None:
         await c.wait_for_idle(after=start, timeout=30)
         state = await c.get_state()
         assert state["isCompacting"] is False and "compactionReason" not in state
+        host.assert_protocol_lines()
+
+
+async def test_abort_during_a_mid_turn_compaction_answers_at_once_and_ends_the_run() -> None:
+    async with start_host() as host:
+        c = host.client
+        await seed(host)
+        calls_before = len(host.faux_calls())
+        host.faux.push(tool_call(BIG_OUTPUT, {"input": 111000, "output": 10}), {"content": "1,5", "delayMs": 5000})
+        host.faux.push("never asked")
+        start = len(c.events)
+        await c.prompt("third")
+        await c.wait_for_event(lambda e: e["type"] == "compaction_start" and e.get("midTurn"), after=start)
+        started = time.monotonic()
+        await c.call("abort")
+        assert time.monotonic() - started < 3  # the planner's 5 s reply is not waited for
+        await c.wait_for_idle(after=start, timeout=30)
+        events = c.events[start:]
+        [end] = of_type(events, "compaction_end")
+        assert end["aborted"] is True and end["result"] is None and end["midTurn"] is True
+        assert "errorMessage" not in end and not of_type(events, "agent_continue_error")
+        assert len(host.faux_calls()) - calls_before == 2  # no continuation after the abort
+        assert not [e for e in file_entries(session_file(host)) if e["type"] == "compaction"]
         host.assert_protocol_lines()
