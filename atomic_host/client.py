@@ -577,8 +577,11 @@ class RpcClient:
     async def get_available_models(self) -> list[dict[str, Any]]:
         return (await self.call("get_available_models"))["models"]
 
-    async def refresh_models(self) -> Any:
-        return await self.call("refresh_models")
+    async def refresh_models(
+        self, *, timeout_ms: int | None = None, force: bool | None = None, allow_network: bool | None = None
+    ) -> Any:
+        """The catalog after a refresh, with ``aborted`` and ``errors`` (docs/models.md)."""
+        return await self.call("refresh_models", timeoutMs=timeout_ms, force=force, allowNetwork=allow_network)
 
     async def logout_provider(self, provider: str) -> Any:
         return await self.call("logout_provider", provider=provider)

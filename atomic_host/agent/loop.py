@@ -158,7 +158,8 @@ async def run_agent(
     is polled at its start and delivered after ``new_messages``, before the first model call.
 
     A ``tool_call`` hook that answers ``terminate`` ends the run after that turn's tool batch: the
-    results are recorded, no further model call is made and the queues stay as they are."""
+    results are recorded, no further model call is made and the queues stay as they are. Between a
+    tool batch and the next model call the context may be compacted (``prepare_next_call``)."""
     emit = run.emit
     run_messages: list[dict[str, Any]] = []
     emit({"type": "agent_start"})
@@ -199,6 +200,10 @@ async def run_agent(
         # suspending must not starve the RPC reader (get_state, abort, clear_queue).
         await asyncio.sleep(0)
         if run.abort_signal.is_set() or terminate:
+            break
+        if calls and not await run.prepare_next_call():
+            break  # the context cannot be sent, even compacted (agent_continue_error said why)
+        if run.abort_signal.is_set():
             break
         pending = run.poll_steering()
         if pending or calls:

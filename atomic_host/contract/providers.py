@@ -28,7 +28,7 @@ Once called, a stream never raises: every failure becomes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from atomic_host.contract.records import field, record
@@ -147,6 +147,16 @@ class OAuthLogin:
 
 
 @record
+class CatalogRequest:
+    """What a provider's ``refresh_models`` gets: where to ask, with which credential."""
+
+    provider: str
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@record
 class ProviderInfo:
     """A provider and its model catalog.
 
@@ -186,3 +196,9 @@ class ProviderInfo:
     scripted: bool = False
     """Replays scripted replies (tests, demos) instead of calling a model: never picked as the
     default model, and LLM-written summaries are off for it unless enabled."""
+    refresh_models: Callable[[CatalogRequest], Awaitable[list[dict[str, Any]]]] | str | None = None
+    """A dynamic catalog (a server that lists its models, e.g. ``GET /v1/models``):
+    ``await refresh_models(CatalogRequest)`` returns the provider's current models (model dicts as
+    in ``models``, at least ``id``), or raises. Called by the ``refresh_models`` command when it may
+    use the network; its answer is kept beside ``models`` (same id: the fetched one wins) until the
+    next successful fetch. A ``"module:function"`` string is imported on first use."""

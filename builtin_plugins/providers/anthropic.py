@@ -347,6 +347,10 @@ class AnthropicParser(WireParser):
             if delta.get("stop_reason"):
                 self.stop_reason = delta["stop_reason"]
                 self.stop_details = delta.get("stop_details")
+                if self.stop_reason in STOP_REASONS:
+                    # Anthropic says explicitly whether the model ended its turn: end_turn, or not
+                    # (tool_use, pause_turn, max_tokens, stop_sequence).
+                    out.message["endTurn"] = self.stop_reason == "end_turn"
             self._usage(payload.get("usage"))
             return []
         if kind == "message_stop":

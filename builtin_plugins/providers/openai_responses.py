@@ -237,6 +237,8 @@ class ResponsesParser(WireParser):
         if kind in ("response.completed", "response.incomplete"):
             response = payload.get("response") or {}
             self._usage(response)
+            if isinstance(response.get("end_turn"), bool):  # the Codex backend's explicit end-of-turn signal
+                out.message["endTurn"] = response["end_turn"]
             return [*out.end_open_blocks(), self._terminal(response)]
         if kind == "response.failed":
             response = payload.get("response") or {}
