@@ -10,18 +10,9 @@ import json
 from typing import Any
 
 import pytest
-from vendor_helpers import assistants, blocks, of_type, stream_reply, text_of, tool_results
+from vendor_helpers import CUT_OFF_CASES, assistants, blocks, of_type, stream_reply, text_of, tool_results
 
-CASES = [
-    ("anthropic-messages", "anthropic/max_tokens_in_tool.sse", "anthropic/answer.sse", "max_tokens"),
-    ("openai-completions", "openai_chat/length_in_tool_call.sse", "openai_chat/answer.sse", "length"),
-    (
-        "openai-responses",
-        "openai_responses/incomplete_in_function_call.sse",
-        "openai_responses/answer.sse",
-        "incomplete.max_output_tokens",
-    ),
-]
+CASES = CUT_OFF_CASES
 
 
 def _told_in_next_request(api: str, body: dict[str, Any]) -> str:

@@ -21,6 +21,18 @@ QUIET = {"sessionSummary": {"enabled": False}}  # no background summary request 
 FAST_RETRY: dict[str, Any] = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 50}, **QUIET}
 NO_RETRY: dict[str, Any] = {"retry": {"enabled": False}, **QUIET}
 APIS = {"anthropic": "anthropic-messages", "openai_chat": "openai-completions", "openai_responses": "openai-responses"}
+CUT_OFF_CASES = [
+    ("anthropic-messages", "anthropic/max_tokens_in_tool.sse", "anthropic/answer.sse", "max_tokens"),
+    ("openai-completions", "openai_chat/length_in_tool_call.sse", "openai_chat/answer.sse", "length"),
+    (
+        "openai-responses",
+        "openai_responses/incomplete_in_function_call.sse",
+        "openai_responses/answer.sse",
+        "incomplete.max_output_tokens",
+    ),
+]
+"""(api, a reply cut off by the output limit inside a ``bash`` call that would ``touch ran-anyway``,
+a plain answer "All done.", the raw stop reason of the cut)."""
 
 
 
