@@ -68,7 +68,8 @@ async def test_recorded_stream_replayed_with_its_own_max_tokens(vendor_host: Any
     output (124 tokens): replayed as the answer to every request, it ran until stopped from outside."""
     for _ in range(5):
         sse_server.enqueue(stream_reply("anthropic/max_tokens_unclosed_tool.sse"))
-    async with vendor_host("anthropic-messages", settings=NO_RETRY, model={"maxTokens": 124, "reasoning": False}) as host:
+    model = {"maxTokens": 124, "reasoning": False}
+    async with vendor_host("anthropic-messages", settings=NO_RETRY, model=model) as host:
         events = await _ends_after_two(host, sse_server, "anthropic-messages", "max_tokens", 124)
         assert sse_server.requests[0].body["max_tokens"] == 124
         assert not (host.cwd / "guide.txt").exists()

@@ -51,13 +51,15 @@ def _partial(text: str) -> Any:
     return jiter.from_json(text.encode(), partial_mode="trailing-strings")
 
 
-def _whole(text: str) -> dict[str, Any] | None:
-    """``text`` as complete JSON: its dict (``{}`` for any other value), None when it is no JSON."""
+_NOT_JSON = object()
+
+
+def _loads(text: str) -> Any:
+    """``text`` as complete JSON, or ``_NOT_JSON``."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else {}
+        return json.loads(text)
+    except (ValueError, RecursionError):  # nesting deeper than the interpreter's recursion limit
+        return _NOT_JSON
 
 
 def _partial_dict(text: str) -> dict[str, Any] | None:
@@ -69,26 +71,38 @@ def _partial_dict(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def parse_streaming_json(text: str | None) -> dict[str, Any]:
-    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable).
+def parse_arguments(text: str | None) -> tuple[dict[str, Any], bool]:
+    """Tool-call arguments as received so far: ``(the object, complete)``; never raises.
+
+    The object is the most that can be read (``{}`` when nothing usable); ``complete`` says whether
+    it is the whole text as a JSON object, the only arguments a call may run with: True for no
+    text; False for a text cut short (the object is then a partial parse, for display only) or a
+    JSON value that is not an object.
 
     In order: the text as JSON (a finished call), the text as partial JSON, and only when neither
     parses, the text with its strings repaired (raw control characters, invalid escapes), whole and
     then partial. A streamed argument is valid JSON cut short, so the partial parse answers it in one
     pass in C; the repair calls back into Python for every escape of every string (a megabyte of
     source code is ~200,000 escapes: most of what a big ``write`` call cost the host). The repair
-    cannot change what the partial parse accepted: it only touches what that parse refuses."""
+    cannot change what the partial parse accepted (it refuses what the repair touches), so a text
+    the partial parse reads is never complete once repaired: it is cut short."""
     if not text or not text.strip():
-        return {}
-    value = _whole(text)
-    if value is None:
-        value = _partial_dict(text)
-    if value is not None:
-        return value
-    repaired = repair_json_strings(text)
-    if repaired == text:
-        return {}
-    value = _whole(repaired)
-    if value is None:
-        value = _partial_dict(repaired)
-    return value if value is not None else {}
+        return {}, True
+    value = _loads(text)
+    if value is _NOT_JSON:
+        partial = _partial_dict(text)
+        if partial is not None:
+            return partial, False
+        repaired = repair_json_strings(text)
+        if repaired == text:
+            return {}, False
+        value = _loads(repaired)
+        if value is _NOT_JSON:
+            return _partial_dict(repaired) or {}, False
+    return (value, True) if isinstance(value, dict) else ({}, False)
+
+
+def parse_streaming_json(text: str | None) -> dict[str, Any]:
+    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable): the
+    object of :func:`parse_arguments`."""
+    return parse_arguments(text)[0]

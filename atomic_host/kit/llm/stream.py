@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from atomic_host.kit import secrets
-from atomic_host.kit.llm.json_parse import parse_streaming_json
+from atomic_host.kit.llm.json_parse import parse_arguments, parse_streaming_json
 from atomic_host.kit.llm.usage import calculate_cost, empty_usage
 
 Event = dict[str, Any]
@@ -78,6 +78,8 @@ class AssistantStream:
         self.finished = False
         self.started = False
         self._json: dict[int, _Fragments] = {}  # scratch buffers of streaming tool-call arguments
+        self.incomplete: list[str] = []
+        """Ids of the tool calls whose arguments were not a complete JSON object at their end."""
         self._reparse_at: dict[int, int] = {}  # buffer length at which the partial arguments are re-parsed
         self._open: list[int] = []
 
@@ -157,9 +159,16 @@ class AssistantStream:
         self.content[index]["arguments"] = parse_streaming_json(text)
 
     def toolcall_end(self, index: int, final_json: str | None = None) -> Event:
+        """End a tool call: its arguments are the JSON received (``final_json``: the server's final
+        text instead). When that is not a complete JSON object, the block keeps what the lenient
+        parser makes of it, for display, and the call is listed in the ``done`` event's
+        ``incompleteToolCalls``: the agent loop answers it with an error and never runs it."""
         buf = final_json if final_json is not None else self.toolcall_buffer(index)
         if buf:
-            self.content[index]["arguments"] = parse_streaming_json(buf)
+            block = self.content[index]
+            block["arguments"], complete = parse_arguments(buf)
+            if not complete:
+                self.incomplete.append(block["id"])
         self._json.pop(index, None)
         self._reparse_at.pop(index, None)
         self._close(index)
@@ -204,13 +213,17 @@ class AssistantStream:
 
     # -- terminal events ----------------------------------------------------------------------------
     def done(self, reason: str = "stop", raw: str | None = None) -> Event:
-        """The ``done`` event; ``reason`` is stop, length or toolUse."""
+        """The ``done`` event; ``reason`` is stop, length or toolUse. It lists the tool calls whose
+        arguments were not complete JSON in ``incompleteToolCalls`` (ids; absent when none)."""
         self.finished = True
         self._json.clear()
         self.message["stopReason"] = reason
         if raw is not None:
             self.message["rawStopReason"] = raw
-        return {"type": "done", "reason": reason, "message": self.message, "partial": self.message}
+        event = {"type": "done", "reason": reason, "message": self.message, "partial": self.message}
+        if self.incomplete:
+            event["incompleteToolCalls"] = list(self.incomplete)
+        return event
 
     def error(self, message: str, *, aborted: bool = False, raw: str | None = None) -> Event:
         """The ``error`` event; ``aborted`` gives stopReason "aborted" (message "Request was aborted")."""

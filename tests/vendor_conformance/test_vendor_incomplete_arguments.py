@@ -1,0 +1,72 @@
+"""Tool-call arguments that are not complete JSON when the reply ends are never run, whatever the
+stop reason says.
+
+Each fixture streams a ``bash`` call whose arguments stop mid-string, ``{"command": "rm -rf
+keep_me_dir`` (the model meant ``keep_me_dir_build"}``), and then ends normally (``tool_use``,
+``tool_calls``, ``completed``), as a proxy or server that cuts a stream short may. The lenient
+streaming parser repairs that into ``{"command": "rm -rf keep_me_dir"}``, which validates and would
+delete the wrong directory. Gemini is not here: its ``functionCall.args`` arrive as a whole JSON
+object inside each chunk, so they cannot stop mid-string.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from vendor_helpers import NO_RETRY, assistants, blocks, of_type, stream_reply, text_of, tool_results
+
+CASES = [
+    ("anthropic-messages", "anthropic/tool_use_args_cut.sse", "anthropic/answer.sse", "tool_use"),
+    ("openai-completions", "openai_chat/tool_calls_args_cut.sse", "openai_chat/answer.sse", "tool_calls"),
+    ("openai-responses", "openai_responses/function_call_args_cut.sse", "openai_responses/answer.sse", "completed"),
+]
+EXPECTED = (
+    'Tool call "bash" was not executed: its arguments were not a complete JSON object when the response '
+    "ended, so they may be truncated. Re-issue the tool call with complete arguments."
+)
+
+
+def _sent_result(api: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(call id, text) of the tool result the follow-up request carried."""
+    if api == "anthropic-messages":
+        (result,) = [b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+        assert result["is_error"] is True
+        return result["tool_use_id"], result["content"][0]["text"]
+    if api == "openai-completions":
+        (result,) = [m for m in body["messages"] if m["role"] == "tool"]
+        return result["tool_call_id"], result["content"]
+    (result,) = [i for i in body["input"] if i.get("type") == "function_call_output"]
+    return result["call_id"], result["output"]
+
+
+@pytest.mark.parametrize(("api", "cut", "answer", "raw"), CASES)
+async def test_arguments_cut_mid_string_with_a_normal_stop_are_not_run(
+    vendor_host: Any, sse_server: Any, api: str, cut: str, answer: str, raw: str
+) -> None:
+    sse_server.enqueue(stream_reply(cut))
+    sse_server.enqueue(stream_reply(answer))
+    async with vendor_host(api, settings=NO_RETRY) as host:
+        keep = host.cwd / "keep_me_dir"
+        (keep / "src").mkdir(parents=True)
+        (keep / "src" / "main.c").write_text("int main(void) { return 0; }\n")
+        (host.cwd / "keep_me_dir_build").mkdir()
+        events = await host.client.prompt_and_wait("clean the build output", timeout=60)
+        assert (keep / "src" / "main.c").read_text() == "int main(void) { return 0; }\n", "the cut command ran"
+        first, second = assistants(events)
+        assert first["stopReason"] == "toolUse" and first["rawStopReason"] == raw
+        (call,) = blocks(first, "toolCall")
+        # What streamed is shown as the lenient parser read it (display only)...
+        assert call["arguments"] == {"command": "rm -rf keep_me_dir"}
+        # ...but the call is answered with an error, without running (no bash output, no hook).
+        (start,) = of_type(events, "tool_execution_start")
+        (end,) = of_type(events, "tool_execution_end")
+        assert start["toolCallId"] == end["toolCallId"] == call["id"]
+        assert end["isError"] is True and end["result"]["content"] == [{"type": "text", "text": EXPECTED}]
+        (result,) = tool_results(events)
+        assert result["isError"] is True and result["content"][0]["text"] == EXPECTED
+        assert of_type(events, "tool_execution_update") == []
+        # The model is told in the next request and answers; the run ended normally.
+        sent_id, sent_text = _sent_result(api, sse_server.requests[1].body)
+        assert sent_text == EXPECTED and sent_id == call["id"].partition("|")[0]
+        assert text_of(second) == "All done."
