@@ -226,28 +226,28 @@ class ChatParser(WireParser):
         return f"{base}/chat/completions", headers, body
 
     # -- response -----------------------------------------------------------------------------------
-    def _usage(self, usage: dict[str, Any]) -> None:
-        details = usage.get("prompt_tokens_details") or {}
+    def _usage(self, usage: Any) -> None:
+        count = self.out.usage_fields(usage).count
         cache_read = next(
             (
                 v
                 for v in (
-                    details.get("cached_tokens"),
-                    usage.get("prompt_cache_hit_tokens"),
-                    usage.get("cached_tokens"),
+                    count("prompt_tokens_details", "cached_tokens"),
+                    count("prompt_cache_hit_tokens"),
+                    count("cached_tokens"),
                 )
                 if v is not None
             ),
             0,
         )
-        cache_write = details.get("cache_write_tokens") or 0
-        prompt = usage.get("prompt_tokens") or 0
+        cache_write = count("prompt_tokens_details", "cache_write_tokens") or 0
+        prompt = count("prompt_tokens") or 0
         self.out.set_usage(
             input=max(0, prompt - cache_read - cache_write),
-            output=usage.get("completion_tokens") or 0,
+            output=count("completion_tokens") or 0,
             cacheRead=cache_read,
             cacheWrite=cache_write,
-            reasoning=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+            reasoning=count("completion_tokens_details", "reasoning_tokens"),
         )
 
     def _note_filters(self, results: Any, where: str) -> None:

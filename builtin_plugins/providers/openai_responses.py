@@ -161,16 +161,16 @@ class ResponsesParser(WireParser):
             self.out.cost_multiplier = mult
         if not usage:
             return
-        details = usage.get("input_tokens_details") or {}
-        cached = details.get("cached_tokens") or 0
-        written = details.get("cache_write_tokens") or 0
+        count = self.out.usage_fields(usage).count
+        cached = count("input_tokens_details", "cached_tokens") or 0
+        written = count("input_tokens_details", "cache_write_tokens") or 0
         self.out.set_usage(
-            input=max(0, (usage.get("input_tokens") or 0) - cached - written),
-            output=usage.get("output_tokens") or 0,
+            input=max(0, (count("input_tokens") or 0) - cached - written),
+            output=count("output_tokens") or 0,
             cacheRead=cached,
             cacheWrite=written,
-            reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
-            totalTokens=usage.get("total_tokens"),
+            reasoning=count("output_tokens_details", "reasoning_tokens"),
+            totalTokens=count("total_tokens"),
         )
 
     def _slot(self, payload: dict[str, Any]) -> int | None:

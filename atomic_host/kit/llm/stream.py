@@ -12,10 +12,13 @@ from typing import Any
 
 from atomic_host.kit import secrets
 from atomic_host.kit.llm.json_parse import parse_arguments, parse_streaming_json
-from atomic_host.kit.llm.usage import calculate_cost, empty_usage
+from atomic_host.kit.llm.usage import MAX_COUNT, UsageFields, calculate_cost, empty_usage, token_count
+from atomic_host.kit.log import log
 
 Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"
+_NOTED: set[tuple[str, str]] = set()
+"""(provider, usage field) already reported as no token count (:meth:`AssistantStream.note_usage`)."""
 
 
 def _append(block: dict[Any, Any], key: Any, delta: str) -> None:
@@ -197,17 +200,44 @@ class AssistantStream:
         return any(b.get("type") == "toolCall" for b in self.content)
 
     # -- usage --------------------------------------------------------------------------------------
-    def set_usage(self, **fields: int | None) -> None:
-        """Overwrite the given non-None usage fields, recompute ``totalTokens`` (unless given) and cost."""
+    def usage_fields(self, raw: Any) -> UsageFields:
+        """The provider's usage object ``raw``, to read its counts with ``.count(key, ...)``: each
+        an int >= 0 or None, a value that is no count noted once on stderr (:meth:`note_usage`)."""
+        return UsageFields(raw, self.note_usage)
+
+    def note_usage(self, field: str, value: Any) -> None:
+        """Say on stderr, once per provider and field for the process, that a usage value was no
+        token count (it was clamped to 0 or left out); the reply is kept."""
+        key = (self.message["provider"], field)
+        if key in _NOTED:
+            return
+        _NOTED.add(key)
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:60] + "…"
+        count, _ = token_count(value)
+        outcome = "ignored" if count is None else f"counted as {count}"
+        log.warning(f"{key[0]}: usage field {field} was {shown}, not a token count; {outcome}")
+
+    def set_usage(self, **fields: Any) -> None:
+        """Overwrite the given non-None usage fields, recompute ``totalTokens`` (unless given) and
+        cost. Each value is made a token count (``token_count``: never negative, never raises)."""
         usage = self.message["usage"]
+        total = None
         for key, value in fields.items():
-            if value is not None and key != "totalTokens":
-                usage[key] = int(value)
-        total = fields.get("totalTokens")
+            if value is None:
+                continue
+            if type(value) is not int or value < 0 or value > MAX_COUNT:
+                value, fine = token_count(value)
+                if not fine:
+                    self.note_usage(key, fields[key])
+                if value is None:
+                    continue
+            if key == "totalTokens":
+                total = value
+            else:
+                usage[key] = value
         usage["totalTokens"] = (
-            int(total)
-            if total is not None
-            else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+            total if total is not None else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
         )
         calculate_cost(self.model, usage, self.cost_multiplier)
 
