@@ -29,7 +29,9 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.di
 
 def _usage_objects(keys: list[str], nested: dict[str, list[str]]) -> Any:
     flat = {k: VALUES for k in keys}
-    inner = {k: st.fixed_dictionaries({}, optional={f: VALUES for f in fields}) | VALUES for k, fields in nested.items()}
+    inner = {
+        k: st.fixed_dictionaries({}, optional={f: VALUES for f in fields}) | VALUES for k, fields in nested.items()
+    }
     return st.fixed_dictionaries({}, optional={**flat, **inner}) | VALUES
 
 
@@ -52,7 +54,10 @@ ANTHROPIC = _usage_objects(
 )
 CHAT = _usage_objects(
     ["prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens", "cached_tokens", "total_tokens"],
-    {"prompt_tokens_details": ["cached_tokens", "cache_write_tokens"], "completion_tokens_details": ["reasoning_tokens"]},
+    {
+        "prompt_tokens_details": ["cached_tokens", "cache_write_tokens"],
+        "completion_tokens_details": ["reasoning_tokens"],
+    },
 )
 RESPONSES = _usage_objects(
     ["input_tokens", "output_tokens", "total_tokens"],
@@ -91,9 +96,8 @@ def test_chat_completions(usage: Any) -> None:
 @given(RESPONSES)
 def test_responses(usage: Any) -> None:
     parser = ResponsesParser({**MODEL, "api": "openai-responses"}, {}, StreamOptions())
-    (done,) = parser.on_event(
-        "response.completed", f'{{"type":"response.completed","response":{{"status":"completed","usage":{_enc(usage)}}}}}'
-    )
+    completed = f'{{"type":"response.completed","response":{{"status":"completed","usage":{_enc(usage)}}}}}'
+    (done,) = parser.on_event("response.completed", completed)
     assert done["type"] == "done"
     _check(done["message"])
 
