@@ -197,6 +197,7 @@ class ChatParser(WireParser):
         self.compat = resolve_compat(model)
         self.current: int | None = None  # the open text/thinking/tool block receiving deltas
         self.tools: dict[Any, int] = {}  # tool-call key (index, else id) → contentIndex
+        self.call_ids: dict[int, Any] = {}  # contentIndex → the id the server gave that call
         self.finish_reason: str | None = None
         self.reasoning_details: list[Any] = []
         self.filtered: dict[str, list[str]] = {}  # "prompt"/"response" → content-filter categories that fired
@@ -284,12 +285,13 @@ class ChatParser(WireParser):
         key = call.get("index", call.get("id"))
         fn = call.get("function") or {}
         idx = self.tools.get(key)
-        if idx is not None and call.get("id") and out.content[idx]["id"] != call["id"]:
+        if idx is not None and call.get("id") and self.call_ids[idx] != call["id"]:
             idx = None  # same index, new id: servers that send every call whole at index 0
         if idx is None:
             if self.current is not None and out.is_open(self.current):
                 events.append(out.end_block(self.current))
             idx, ev = out.toolcall_start(call.get("id") or f"call_{len(self.tools)}", fn.get("name") or "")
+            self.call_ids[idx] = call.get("id")  # the server's id (the block's may have been made unique)
             self.tools[key] = idx
             self.current = idx
             events.append(ev)

@@ -14,6 +14,7 @@ from atomic_host.kit import secrets
 from atomic_host.kit.llm.json_parse import parse_arguments, parse_streaming_json
 from atomic_host.kit.llm.usage import MAX_COUNT, UsageFields, calculate_cost, empty_usage, token_count
 from atomic_host.kit.log import log
+from atomic_host.kit.messages import unique_call_id
 
 Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"
@@ -81,6 +82,7 @@ class AssistantStream:
         self.finished = False
         self.started = False
         self._json: dict[int, _Fragments] = {}  # scratch buffers of streaming tool-call arguments
+        self._call_ids: set[str] = set()  # the ids of this message's tool calls
         self.incomplete: list[str] = []
         """Ids of the tool calls whose arguments were not a complete JSON object at their end."""
         self._reparse_at: dict[int, int] = {}  # buffer length at which the partial arguments are re-parsed
@@ -132,6 +134,12 @@ class AssistantStream:
     def toolcall_start(
         self, id_: str, name: str, arguments: dict[str, Any] | None = None
     ) -> tuple[int, Event]:
+        # Ids are unique within a message: a server that numbers its calls per reply, or a proxy
+        # that merges two, can repeat one, and each call needs its own result in the next request.
+        taken = self._call_ids
+        if not id_ or id_ in taken:
+            id_ = unique_call_id(id_, taken)
+        taken.add(id_)
         block = {"type": "toolCall", "id": id_, "name": name, "arguments": dict(arguments or {})}
         index = self._open_block(block)
         self._json[index] = _Fragments()
