@@ -14,17 +14,34 @@ hostile streams cut at every place.
 
 from __future__ import annotations
 
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""Default longest line, and longest event (its data lines together), a stream may send
+(``StreamOptions.max_line_bytes`` gives the bound of a provider request)."""
+
+
+class LineTooLong(ValueError):
+    """A stream line or event is longer than the decoder's bound (``str(exc)`` says so)."""
+
 
 class SSEDecoder:
     """Feed it a stream's byte chunks in order; each call returns the ``(event, data)`` pairs the
-    chunk completed (``event`` is ``"message"`` when the stream named none)."""
+    chunk completed (``event`` is ``"message"`` when the stream named none).
 
-    __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_skip_lf")
+    A line, or an event's data, longer than ``max_line`` bytes raises :class:`LineTooLong` as soon
+    as it is known to be: a stream that never ends its line (or a compressed one that expands to
+    gigabytes) is refused, not held in memory until the kernel steps in."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_buffer", "_buffered", "_data", "_data_size", "_event", "_id", "_retry", "_skip_lf", "max_line")
+
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
+        self.max_line = max_line
         self._buffer: list[bytes] = []
         """The start of a line whose end has not arrived, as the chunks that brought it: joined
         when its end arrives, so a line of 10 MB in 4 KB reads is one copy, not one per read."""
+        self._buffered = 0
+        """Bytes in ``_buffer``."""
+        self._data_size = 0
+        """Characters in ``_data``."""
         self._skip_lf = False
         """The last chunk ended with CR: an LF opening the next one is the rest of that line end."""
         self._event = ""
@@ -41,6 +58,9 @@ class SSEDecoder:
                 chunk = chunk[1:]
         if b"\n" not in chunk and b"\r" not in chunk:
             if chunk:
+                self._buffered += len(chunk)
+                if self._buffered > self.max_line:
+                    self._too_long("line")
                 self._buffer.append(chunk)
             return []
         buffer = b"".join((*self._buffer, chunk)) if self._buffer else chunk
@@ -50,16 +70,24 @@ class SSEDecoder:
         lines = buffer.split(b"\n")
         rest = lines.pop()
         self._buffer = [rest] if rest else []
+        self._buffered = len(rest)
+        if len(buffer) > self.max_line and max(self._buffered, max(map(len, lines))) > self.max_line:
+            self._too_long("line")
         out: list[tuple[str, str]] = []
         for raw in lines:
             self._line(raw.decode("utf-8", "replace"), out)
         return out
+
+    def _too_long(self, what: str) -> None:
+        self._buffer, self._buffered, self._data, self._data_size = [], 0, [], 0  # nothing more is held
+        raise LineTooLong(f"{what} longer than {self.max_line} bytes")
 
     def _line(self, line: str, out: list[tuple[str, str]]) -> None:
         if not line:
             if self._event or self._data or self._id or self._retry is not None:
                 out.append((self._event or "message", "\n".join(self._data)))
                 self._event, self._data, self._retry = "", [], None  # the id stays (as the spec says)
+                self._data_size = 0
             return
         if line[0] == ":":
             return  # a comment
@@ -67,6 +95,9 @@ class SSEDecoder:
         if value[:1] == " ":
             value = value[1:]
         if name == "data":
+            self._data_size += len(value) + 1
+            if self._data_size > self.max_line:  # an event of many short data lines that never ends
+                self._too_long("event")
             self._data.append(value)
         elif name == "event":
             self._event = value
