@@ -14,6 +14,7 @@ import email.utils
 import math
 import random
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -28,6 +29,8 @@ from atomic_host.kit.llm.sse import LineTooLong, SSEDecoder
 MAX_ERROR_BODY = 4000
 MAX_ERROR_READ = 1024 * 1024
 """Bytes of an error (or unexpected) response body read, decompressed; the rest is not read."""
+INFLATE_PIECE = 1024 * 1024
+"""Most bytes one step of decompressing a body gives."""
 OPEN = ("__open__", "")
 """First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
 
@@ -197,14 +200,49 @@ async def _send_httpx(client: httpx.AsyncClient, request: httpx.Request) -> Asyn
 
 def _body_bytes(resp: httpx.Response, ctype: str = "") -> AsyncIterator[bytes]:
     """The response's body bytes: straight from a :class:`DirectBody` when nothing is to be
-    decoded (no ``Content-Encoding``), else through httpx's decoders; a stream in another
-    charset than UTF-8 (what every provider sends) as UTF-8 (:func:`_as_utf8`)."""
-    if isinstance(resp.stream, DirectBody) and "content-encoding" not in resp.headers:
+    decoded (no ``Content-Encoding``), ``gzip`` and ``deflate`` in bounded pieces
+    (:func:`_inflate`), any other coding through httpx's decoders; a stream in another charset
+    than UTF-8 (what every provider sends) as UTF-8 (:func:`_as_utf8`)."""
+    coding = resp.headers.get("content-encoding", "").strip().lower()
+    if not coding and isinstance(resp.stream, DirectBody):
         chunks = aiter(resp.stream)
+    elif coding in ("gzip", "deflate"):
+        chunks = _inflate(resp.aiter_raw(), coding)
     else:
         chunks = resp.aiter_bytes()
     encoding = _charset(resp, ctype)
     return chunks if encoding is None else _as_utf8(chunks, encoding)
+
+
+async def _inflate(raw: AsyncIterator[bytes], coding: str) -> AsyncIterator[bytes]:
+    """``raw`` decompressed as httpx's ``GZipDecoder``/``DeflateDecoder`` do (a ``deflate`` body
+    without its zlib header read as raw deflate; errors as ``httpx.DecodingError``), but never
+    more than :data:`INFLATE_PIECE` bytes at a time: 64 KB of a gzip bomb expand to 64 MB in one
+    ``decompress`` call, which the line bound could only refuse after it was in memory."""
+    gzip = coding == "gzip"
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+    first = not gzip  # deflate: the first attempt may find a raw stream (no zlib header)
+    async with contextlib.aclosing(raw):
+        async for data in raw:
+            while data:
+                try:
+                    out = inflater.decompress(data, INFLATE_PIECE)
+                except zlib.error as exc:
+                    if first:
+                        first = False
+                        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                        continue
+                    raise httpx.DecodingError(str(exc)) from exc
+                first = False
+                data = inflater.unconsumed_tail
+                if out:
+                    yield out
+    try:
+        tail = inflater.flush()
+    except zlib.error as exc:  # pragma: no cover - httpx's flush guards the same
+        raise httpx.DecodingError(str(exc)) from exc
+    if tail:
+        yield tail
 
 
 def _charset(resp: httpx.Response, ctype: str) -> str | None:

@@ -19,6 +19,11 @@ MAX_LINE_BYTES = 32 * 1024 * 1024
 (``StreamOptions.max_line_bytes`` gives the bound of a provider request)."""
 
 
+LINE_COST = 64
+"""What a data line of an event counts for besides its characters: about what holding one more
+string in the event's list costs, so an event of millions of tiny lines is bounded by its memory."""
+
+
 class LineTooLong(ValueError):
     """A stream line or event is longer than the decoder's bound (``str(exc)`` says so)."""
 
@@ -27,11 +32,15 @@ class SSEDecoder:
     """Feed it a stream's byte chunks in order; each call returns the ``(event, data)`` pairs the
     chunk completed (``event`` is ``"message"`` when the stream named none).
 
-    A line, or an event's data, longer than ``max_line`` bytes raises :class:`LineTooLong` as soon
-    as it is known to be: a stream that never ends its line (or a compressed one that expands to
-    gigabytes) is refused, not held in memory until the kernel steps in."""
+    A line, or an event's data (each of its lines counted :data:`LINE_COST` more), longer than
+    ``max_line`` bytes raises :class:`LineTooLong` as soon as it is known to be (an open event at
+    the end of each chunk): a stream that never ends its line or event (or a compressed one that
+    expands to gigabytes) is refused, not held in memory until the kernel steps in."""
 
-    __slots__ = ("_buffer", "_buffered", "_data", "_data_size", "_event", "_id", "_retry", "_skip_lf", "max_line")
+    __slots__ = (
+        "_buffer", "_buffered", "_counted", "_counted_data", "_data", "_data_size", "_event", "_id", "_retry",
+        "_skip_lf", "max_line",
+    )  # fmt: skip
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self.max_line = max_line
@@ -40,8 +49,11 @@ class SSEDecoder:
         when its end arrives, so a line of 10 MB in 4 KB reads is one copy, not one per read."""
         self._buffered = 0
         """Bytes in ``_buffer``."""
+        self._counted_data: list[str] | None = None
+        self._counted = 0
         self._data_size = 0
-        """Characters in ``_data``."""
+        """Characters (and :data:`LINE_COST` each) of the first ``_counted`` lines of
+        ``_counted_data``, the open event's data when :meth:`_bound_event` last looked."""
         self._skip_lf = False
         """The last chunk ended with CR: an LF opening the next one is the rest of that line end."""
         self._event = ""
@@ -76,10 +88,25 @@ class SSEDecoder:
         out: list[tuple[str, str]] = []
         for raw in lines:
             self._line(raw.decode("utf-8", "replace"), out)
+        if self._data:
+            self._bound_event()
         return out
 
+    def _bound_event(self) -> None:
+        """An event is still open after a chunk: its data lines so far must stay within the bound
+        (an event of short lines that never ends). Counted here, once per chunk and only the lines
+        added since, not once per data line: the events of a reply mostly end in the chunk that
+        began them."""
+        data = self._data
+        if data is not self._counted_data:  # a new event since the last count
+            self._counted_data, self._data_size, self._counted = data, 0, 0
+        self._data_size += sum(map(len, data[self._counted :])) + LINE_COST * (len(data) - self._counted)
+        self._counted = len(data)
+        if self._data_size > self.max_line:
+            self._too_long("event")
+
     def _too_long(self, what: str) -> None:
-        self._buffer, self._buffered, self._data, self._data_size = [], 0, [], 0  # nothing more is held
+        self._buffer, self._buffered, self._data, self._counted_data = [], 0, [], None  # nothing more is held
         raise LineTooLong(f"{what} longer than {self.max_line} bytes")
 
     def _line(self, line: str, out: list[tuple[str, str]]) -> None:
@@ -87,7 +114,6 @@ class SSEDecoder:
             if self._event or self._data or self._id or self._retry is not None:
                 out.append((self._event or "message", "\n".join(self._data)))
                 self._event, self._data, self._retry = "", [], None  # the id stays (as the spec says)
-                self._data_size = 0
             return
         if line[0] == ":":
             return  # a comment
@@ -95,9 +121,6 @@ class SSEDecoder:
         if value[:1] == " ":
             value = value[1:]
         if name == "data":
-            self._data_size += len(value) + 1
-            if self._data_size > self.max_line:  # an event of many short data lines that never ends
-                self._too_long("event")
             self._data.append(value)
         elif name == "event":
             self._event = value
