@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from vendor_helpers import NO_RETRY, assistants, blocks, of_type, stream_reply, text_of, tool_results
+from vendor_helpers import NO_RETRY, assistants, blocks, of_type, sent_tool_result, stream_reply, text_of, tool_results
 
 CASES = [
     ("anthropic-messages", "anthropic/tool_use_args_cut.sse", "anthropic/answer.sse", "tool_use"),
@@ -25,19 +25,6 @@ EXPECTED = (
     'Tool call "bash" was not executed: its arguments were not a complete JSON object when the response '
     "ended, so they may be truncated. Re-issue the tool call with complete arguments."
 )
-
-
-def _sent_result(api: str, body: dict[str, Any]) -> tuple[str, str]:
-    """(call id, text) of the tool result the follow-up request carried."""
-    if api == "anthropic-messages":
-        (result,) = [b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result"]
-        assert result["is_error"] is True
-        return result["tool_use_id"], result["content"][0]["text"]
-    if api == "openai-completions":
-        (result,) = [m for m in body["messages"] if m["role"] == "tool"]
-        return result["tool_call_id"], result["content"]
-    (result,) = [i for i in body["input"] if i.get("type") == "function_call_output"]
-    return result["call_id"], result["output"]
 
 
 @pytest.mark.parametrize(("api", "cut", "answer", "raw"), CASES)
@@ -67,6 +54,6 @@ async def test_arguments_cut_mid_string_with_a_normal_stop_are_not_run(
         assert result["isError"] is True and result["content"][0]["text"] == EXPECTED
         assert of_type(events, "tool_execution_update") == []
         # The model is told in the next request and answers; the run ended normally.
-        sent_id, sent_text = _sent_result(api, sse_server.requests[1].body)
+        sent_id, sent_text = sent_tool_result(api, sse_server.requests[1].body)
         assert sent_text == EXPECTED and sent_id == call["id"].partition("|")[0]
         assert text_of(second) == "All done."

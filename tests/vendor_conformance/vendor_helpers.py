@@ -86,3 +86,16 @@ def blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def text_of(message: dict[str, Any]) -> str:
     return "".join(b.get("text", "") for b in blocks(message, "text"))
+
+
+def sent_tool_result(api: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(call id, text) of the one tool result a request body carried (Anthropic's is an error)."""
+    if api == "anthropic-messages":
+        (result,) = [b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+        assert result["is_error"] is True
+        return result["tool_use_id"], result["content"][0]["text"]
+    if api == "openai-completions":
+        (result,) = [m for m in body["messages"] if m["role"] == "tool"]
+        return result["tool_call_id"], result["content"]
+    (result,) = [i for i in body["input"] if i.get("type") == "function_call_output"]
+    return result["call_id"], result["output"]
