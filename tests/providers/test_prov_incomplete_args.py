@@ -8,6 +8,7 @@ the ``done`` event lists the call in ``incompleteToolCalls`` (the agent loop the
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
@@ -64,6 +65,7 @@ def test_any_strict_prefix_is_incomplete(args: dict[str, Any], keep: int, cuts: 
 def test_hostile_text_never_raises_and_is_complete_only_when_it_is_an_object(text: str) -> None:
     block, done = _end([text])
     assert isinstance(block["arguments"], dict)
+    json.dumps(block["arguments"], allow_nan=False)  # kept in the session and sent again: strict JSON
     whole = next((v for v in map(_strict, (text, repair_json_strings(text))) if v is not None), None)
     complete = not text.strip() or isinstance(whole, dict)
     assert ("incompleteToolCalls" not in done) == complete
@@ -72,10 +74,35 @@ def test_hostile_text_never_raises_and_is_complete_only_when_it_is_an_object(tex
 
 
 def _strict(text: str) -> Any:
+    """JSON as the standard says: no NaN or Infinity; a number no float holds is kept as its text."""
+
+    def constant(name: str) -> Any:
+        raise ValueError(name)
+
+    def number(text: str) -> Any:
+        return float(text) if math.isfinite(float(text)) else text
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=constant, parse_float=number)
     except ValueError:
         return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(OBJECTS, st.sampled_from(["1e400", "-1e999", "NaN", "Infinity", "-Infinity", "1" + "0" * 400 + ".5"]),
+       st.integers(min_value=0))  # fmt: skip
+def test_numbers_json_cannot_carry_never_reach_the_session(args: dict[str, Any], number: str, keep: int) -> None:
+    """A number too large for a float is kept as its text (the call runs, the history stays JSON);
+    NaN and Infinity are not JSON: the call is incomplete. Cut anywhere, the arguments stay JSON."""
+    text = json.dumps(args)[:-1] + (", " if args else "") + f'"big": {number}}}'
+    block, done = _end([text])
+    json.dumps(block["arguments"], allow_nan=False)
+    if number[-1].isdigit():
+        assert "incompleteToolCalls" not in done and block["arguments"]["big"] in (number, float(number))
+    else:
+        assert done["incompleteToolCalls"] == ["c1"]
+    cut, _ = _end([text[: keep % len(text)]])
+    json.dumps(cut["arguments"], allow_nan=False)
 
 
 def test_values_that_are_no_object_and_deep_nesting_are_incomplete() -> None:
