@@ -54,6 +54,9 @@ class StreamOptions:
     timeout_s: float | None = None
     stream_deadline_s: float = 300.0
     """Longest silence between two stream events before the request fails."""
+    max_line_bytes: int = 32 * 1024 * 1024
+    """Longest stream line (or event) accepted, decompressed: a longer one fails the request
+    instead of growing memory without end (a gzip bomb, a line that never ends)."""
     max_retries: int = 0
     max_retry_delay_ms: int = 60000
     cache_retention: str = "short"
