@@ -2,31 +2,108 @@
 
 Imported only when a workflow feature is first used (``dbos`` takes ~0.5-2 s to import). Every
 run is the workflow ``atomic.workflow`` with one JSON argument, the run's spec (name, input, owner
-session, project directory, the stages). Each stage is the step ``atomic.stage``: DBOS records its
-result, so a resumed run skips the stages that finished and starts over at the one that did not.
+session, project directory, model, the stages). Each stage is the step ``atomic.stage``: DBOS
+records its result, so a recovered run skips the stages that finished and starts over at the one
+that did not.
 
-Each host process is its own DBOS executor (``atomic-<host>-<pid>-<random>``), so DBOS never
-recovers another process's runs by itself at launch: recovery is ``start_pending_recovery``'s
-job. A resumed run goes through a queue only this process polls.
+Routing: a run is enqueued on its project's queue (:func:`queue_name`), and a process listens only
+to the queues of the projects it serves (``DBOS.listen_queues``), so a host never runs another
+project's stage and the number of queues is the number of projects, however many hosts come and
+go. Recovery of a dead executor's runs is DBOS's own (:func:`recover`): it puts them back on their
+queue with one guarded update, so two hosts recovering at once start each run once.
+
+Records are data: inputs, outputs and step results are written as JSON by
+:class:`RecordSerializer` (known credentials masked), and DBOS's pickle reader is replaced by one
+that refuses (:func:`_refuse_pickle`), so a crafted row runs no code in the host that reads it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+import dbos._serialization as dbos_serialization
 from dbos import DBOS, SetWorkflowID
+from dbos._serialization import Serializer
+
+from atomic_host.kit import secrets
 
 if TYPE_CHECKING:
     from builtin_plugins.workflows.engine import WorkflowEngine
 
 WORKFLOW = "atomic.workflow"
-APP_VERSION = "atomic-workflows-1"
-"""Fixed, so a run started by one version of the host can be resumed by the next (DBOS would
-otherwise hash the workflow code into the version and refuse runs of other versions)."""
+APP_VERSION = "atomic-workflows-2"
+"""Fixed, so a run started by one version of the host can be recovered by the next (DBOS would
+otherwise hash the workflow code into the version and refuse runs of other versions). Version 1
+pickled its records and ran outside project queues: its runs are not recovered by this one."""
+QUEUE_PREFIX = "atomic-project-"
+POLL_S = 0.25
+"""How often a listener looks for new runs on a project queue (one short transaction each)."""
 
 _engine: WorkflowEngine | None = None
+_queues: dict[str, Any] = {}
+
+
+class UnreadableRecord(Exception):
+    """A stored value that is not the JSON this plugin writes (a pickle, or garbage)."""
+
+
+class RecordError(Exception):
+    """An exception as stored by :class:`RecordSerializer`: its type name and message, nothing else."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class RecordSerializer(Serializer):
+    """What DBOS writes for this application: JSON, with the host's known credentials masked
+    (as in session files); an exception is stored as its type name and message."""
+
+    def name(self) -> str:
+        return "atomic-json"
+
+    def serialize(self, data: Any) -> str:
+        if isinstance(data, BaseException):
+            data = {"$error": {"type": type(data).__name__, "message": str(data)}}
+        return json.dumps(secrets.mask_obj(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+    def deserialize(self, serialized_data: str) -> Any:
+        try:
+            value = json.loads(serialized_data)
+        except (TypeError, ValueError) as exc:
+            raise UnreadableRecord(f"not JSON ({exc})") from None
+        if isinstance(value, dict) and isinstance(value.get("$error"), dict):
+            error = value["$error"]
+            return RecordError(str(error.get("type", "Error")), str(error.get("message", "")))
+        return value
+
+
+class _NoPickle(Serializer):
+    """Stands in for DBOS's pickle serializer: a row that says it holds a pickle is refused, never loaded."""
+
+    def name(self) -> str:
+        return "py_pickle"
+
+    def serialize(self, data: Any) -> str:
+        raise UnreadableRecord("this host writes no pickled records")
+
+    def deserialize(self, serialized_data: str) -> Any:
+        raise UnreadableRecord("a pickled record (refused: reading it could run code)")
+
+
+def _refuse_pickle() -> None:
+    # DBOS loads a value with pickle whenever its row's serialization column says "py_pickle",
+    # whatever serializer the application chose; its readers look this name up at call time.
+    dbos_serialization.DBOSDefaultSerializer = _NoPickle()
+
+
+def queue_name(cwd: str) -> str:
+    """The queue of a project: one per project directory, shared by every host that serves it."""
+    return QUEUE_PREFIX + hashlib.sha256(cwd.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _host() -> WorkflowEngine:
@@ -65,10 +142,12 @@ async def atomic_workflow(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def launch(engine: WorkflowEngine, url: str, executor_id: str) -> None:
-    """Configure and launch DBOS (blocking: call it in a thread). Its logs go to stderr."""
+def launch(engine: WorkflowEngine, url: str, executor_id: str, projects: list[str]) -> None:
+    """Configure and launch DBOS listening to the queues of ``projects`` (blocking: call it in a
+    thread). Its logs go to stderr."""
     global _engine
     _engine = engine
+    _refuse_pickle()
     logger = logging.getLogger("dbos")
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is sys.stdout:
@@ -80,22 +159,27 @@ def launch(engine: WorkflowEngine, url: str, executor_id: str) -> None:
             "executor_id": executor_id,
             "application_version": APP_VERSION,
             "log_level": "WARNING",
+            "serializer": RecordSerializer(),
         }
     )
+    queues = [queue_name(p) for p in projects]
+    DBOS.listen_queues(queues)
     DBOS.launch()
-
-
-def register_queue(name: str) -> None:
-    DBOS.register_queue(name, polling_interval_sec=0.05)
+    for name in queues:  # one row per project, written once per database and kept
+        _queues[name] = DBOS.register_queue(name, polling_interval_sec=POLL_S, on_conflict="never_update")
 
 
 async def start(spec: dict[str, Any]) -> Any:
+    queue = _queues[queue_name(spec["cwd"])]
     with SetWorkflowID(spec["runId"]):
-        return await DBOS.start_workflow_async(atomic_workflow, spec)
+        return await queue.enqueue_async(atomic_workflow, spec)
 
 
-async def list_runs(limit: int = 200) -> list[Any]:
-    return await DBOS.list_workflows_async(name=WORKFLOW, sort_desc=True, limit=limit, load_output=True)
+async def list_runs(cwd: str, limit: int = 200) -> list[Any]:
+    """The runs of one project, newest first (its queue holds them all)."""
+    return await DBOS.list_workflows_async(
+        name=WORKFLOW, queue_name=queue_name(cwd), sort_desc=True, limit=limit, load_output=True
+    )
 
 
 async def get_run(run_id: str) -> Any:
@@ -103,12 +187,21 @@ async def get_run(run_id: str) -> Any:
     return runs[0] if runs else None
 
 
+async def pending() -> list[Any]:
+    """Every project's runs that some executor has started and not ended (no inputs loaded)."""
+    runs = await DBOS.list_workflows_async(status="PENDING", name=WORKFLOW, load_input=False, load_output=False)
+    return [r for r in runs if (r.queue_name or "").startswith(QUEUE_PREFIX)]
+
+
 async def steps(run_id: str) -> list[dict[str, Any]]:
     return [s for s in await DBOS.list_workflow_steps_async(run_id) if s.get("function_name") == "atomic.stage"]
 
 
-async def resume(run_id: str, queue: str) -> None:
-    await DBOS.resume_workflow_async(run_id, queue_name=queue)
+def recover(executor_ids: list[str]) -> None:
+    """DBOS's recovery of dead executors: their PENDING runs go back to their project queue,
+    each with one guarded update (still PENDING, still on a dead executor), so a run is taken
+    over once however many hosts call this at the same moment."""
+    DBOS._recover_pending_workflows(executor_ids)
 
 
 async def cancel(run_id: str) -> None:
