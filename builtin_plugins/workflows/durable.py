@@ -6,11 +6,12 @@ session, project directory, model, the stages). Each stage is the step ``atomic.
 records its result, so a recovered run skips the stages that finished and starts over at the one
 that did not.
 
-Routing: a run is enqueued on its project's queue (:func:`queue_name`), and a process listens only
-to the queues of the projects it serves (``DBOS.listen_queues``), so a host never runs another
-project's stage and the number of queues is the number of projects, however many hosts come and
-go. Recovery of a dead executor's runs is DBOS's own (:func:`recover`): it puts them back on their
-queue with one guarded update, so two hosts recovering at once start each run once.
+Routing: a run starts in the process that starts it, and records its project's queue
+(:func:`queue_name`, one per project directory) as an attribute. A recovered run is put on that
+queue, and a process listens only to the queues of the projects it serves (``DBOS.listen_queues``),
+so a host never runs another project's stage, and the number of queues is the number of projects
+however many hosts come and go. Recovery is DBOS's own guarded re-enqueue (:func:`recover`), so
+two processes recovering at once start each run once.
 
 Records are data: inputs, outputs and step results are written as JSON by
 :class:`RecordSerializer` (known credentials masked), and DBOS's pickle reader is replaced by one
@@ -26,7 +27,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import dbos._serialization as dbos_serialization
-from dbos import DBOS, SetWorkflowID
+from dbos import DBOS, SetWorkflowAttributes, SetWorkflowID
+from dbos._dbos import _get_dbos_instance
 from dbos._serialization import Serializer
 
 from atomic_host.kit import secrets
@@ -40,11 +42,12 @@ APP_VERSION = "atomic-workflows-2"
 otherwise hash the workflow code into the version and refuse runs of other versions). Version 1
 pickled its records and ran outside project queues: its runs are not recovered by this one."""
 QUEUE_PREFIX = "atomic-project-"
+PROJECT = "atomicProject"
+"""The attribute of a run that names its project's queue."""
 POLL_S = 0.25
 """How often a listener looks for new runs on a project queue (one short transaction each)."""
 
 _engine: WorkflowEngine | None = None
-_queues: dict[str, Any] = {}
 
 
 class UnreadableRecord(Exception):
@@ -166,19 +169,20 @@ def launch(engine: WorkflowEngine, url: str, executor_id: str, projects: list[st
     DBOS.listen_queues(queues)
     DBOS.launch()
     for name in queues:  # one row per project, written once per database and kept
-        _queues[name] = DBOS.register_queue(name, polling_interval_sec=POLL_S, on_conflict="never_update")
+        DBOS.register_queue(name, polling_interval_sec=POLL_S, on_conflict="never_update")
 
 
 async def start(spec: dict[str, Any]) -> Any:
-    queue = _queues[queue_name(spec["cwd"])]
-    with SetWorkflowID(spec["runId"]):
-        return await queue.enqueue_async(atomic_workflow, spec)
+    """Start a run here, at once (no queue wait); its project is recorded with it, so a
+    recovery puts it on that project's queue."""
+    with SetWorkflowID(spec["runId"]), SetWorkflowAttributes({PROJECT: queue_name(spec["cwd"])}):
+        return await DBOS.start_workflow_async(atomic_workflow, spec)
 
 
 async def list_runs(cwd: str, limit: int = 200) -> list[Any]:
-    """The runs of one project, newest first (its queue holds them all)."""
+    """The runs of one project, newest first."""
     return await DBOS.list_workflows_async(
-        name=WORKFLOW, queue_name=queue_name(cwd), sort_desc=True, limit=limit, load_output=True
+        name=WORKFLOW, attributes={PROJECT: queue_name(cwd)}, sort_desc=True, limit=limit, load_output=True
     )
 
 
@@ -187,21 +191,33 @@ async def get_run(run_id: str) -> Any:
     return runs[0] if runs else None
 
 
+def project_of(wf: Any) -> str | None:
+    """The queue of the project a run belongs to (None: not a run of this version)."""
+    attributes = getattr(wf, "attributes", None)
+    project = attributes.get(PROJECT) if isinstance(attributes, dict) else None
+    return project if isinstance(project, str) and project.startswith(QUEUE_PREFIX) else None
+
+
 async def pending() -> list[Any]:
     """Every project's runs that some executor has started and not ended (no inputs loaded)."""
     runs = await DBOS.list_workflows_async(status="PENDING", name=WORKFLOW, load_input=False, load_output=False)
-    return [r for r in runs if (r.queue_name or "").startswith(QUEUE_PREFIX)]
+    return [r for r in runs if project_of(r) is not None]
 
 
 async def steps(run_id: str) -> list[dict[str, Any]]:
     return [s for s in await DBOS.list_workflow_steps_async(run_id) if s.get("function_name") == "atomic.stage"]
 
 
-def recover(executor_ids: list[str]) -> None:
-    """DBOS's recovery of dead executors: their PENDING runs go back to their project queue,
-    each with one guarded update (still PENDING, still on a dead executor), so a run is taken
-    over once however many hosts call this at the same moment."""
-    DBOS._recover_pending_workflows(executor_ids)
+def recover(runs: list[Any]) -> list[str]:
+    """DBOS's recovery of dead executors' runs: each goes back to its project's queue with one
+    guarded update (still PENDING, still on that executor), so a run is taken over once however
+    many processes do this at the same moment. Returns the ids this call re-enqueued."""
+    sys_db = _get_dbos_instance()._sys_db
+    return [
+        wf.workflow_id
+        for wf in runs
+        if sys_db.reenqueue_for_recovery(wf.workflow_id, [wf.executor_id], project_of(wf) or "")
+    ]
 
 
 async def cancel(run_id: str) -> None:

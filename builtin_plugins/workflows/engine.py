@@ -124,6 +124,15 @@ class WorkflowEngine:
         """False when no run can exist yet (the default SQLite file is absent): dbos stays unimported."""
         return self._ready is not None or not self.database_url().startswith("sqlite:") or self.sqlite_path().exists()
 
+    async def serve(self, projects: list[str]) -> str:
+        """``atomic worker``: launch DBOS now, listening to the queues of ``projects`` (and
+        recovering dead executors' runs); returns this executor's id."""
+        if self._ready is not None:
+            raise HostError("workflows: DBOS is launched already")
+        self.projects = list(projects)
+        await self.durable()
+        return self.executor_id
+
     async def durable(self) -> Any:
         if self._ready is None:
             self._ready = asyncio.ensure_future(self._boot())
@@ -172,7 +181,7 @@ class WorkflowEngine:
             except Exception as exc:  # leaving is more important than a clean DBOS shutdown
                 log.warning(f"workflows: DBOS shutdown: {exc}")
         if self._leases is not None:
-            await asyncio.to_thread(self._leases.close)
+            self._leases.close()  # not in a thread: DBOS shut down the loop's thread pool
 
     # --- starting, progress, cancelling ---
 
@@ -481,7 +490,7 @@ class WorkflowEngine:
         wf = await durable.get_run(run_id)
         if wf is None:
             return None
-        if wf.queue_name != durable.queue_name(self.api.cwd):
+        if durable.project_of(wf) != durable.queue_name(self.api.cwd):
             return None  # another project's run
         spec = _spec_of(wf)
         if spec is None:
@@ -582,24 +591,25 @@ class WorkflowEngine:
             except Exception as exc:  # the database is away for a moment: the next sweep tries again
                 log.warning(f"workflows: recovery sweep: {type(exc).__name__}: {exc}")
 
-    async def _recover_dead(self, durable: Any) -> dict[str, str]:
-        """Hand the PENDING runs of dead executors back to their queues (DBOS's guarded recovery,
-        one process at a time by the sweep lock). Returns ``{runId: executor}`` of those seen
-        dead: recovered now, or by the process that holds the sweep lock."""
+    async def _recover_dead(self, durable: Any) -> set[str]:
+        """Hand the PENDING runs of dead executors back to their project's queue (DBOS's guarded
+        re-enqueue, one process at a time by the sweep lock). Returns the ids of those seen dead:
+        recovered now, or by the process that holds the sweep lock."""
         runs = [wf for wf in await durable.pending() if wf.executor_id and wf.executor_id != self.executor_id]
         if not runs:
-            return {}
+            return set()
         assert self._leases is not None
         alive = await asyncio.to_thread(self._leases.alive, {wf.executor_id for wf in runs})
-        dead = {wf.workflow_id: wf.executor_id for wf in runs if wf.executor_id not in alive}
+        dead = [wf for wf in runs if wf.executor_id not in alive]
         if dead and await asyncio.to_thread(self._leases.try_sweep):
             try:
-                await asyncio.to_thread(durable.recover, sorted(set(dead.values())))
+                recovered = await asyncio.to_thread(durable.recover, dead)
             finally:
                 await asyncio.to_thread(self._leases.end_sweep)
-            self._recovered.update(dead)
-            log.info(f"workflows: recovered {len(dead)} run(s) of {len(set(dead.values()))} dead executor(s)")
-        return dead
+            if recovered:
+                self._recovered.update(recovered)
+                log.info(f"workflows: recovered {len(recovered)} run(s) of dead executors")
+        return {wf.workflow_id for wf in dead}
 
     async def recover(self, event: SessionRecoverEvent) -> RecoverResult | None:
         """``start_pending_recovery``: recover now the runs this session owns that a dead process

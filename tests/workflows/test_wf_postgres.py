@@ -14,7 +14,7 @@ from wf_helpers import (
     TWO_STAGES,
     Postgres,
     crash_mid_stage_two,
-    postgres_bin,
+    postgres_server,
     recover_and_complete,
     wait_run,
     write_workflow,
@@ -25,17 +25,7 @@ from atomic_host.testing import start_host
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip(
-            "PostgreSQL IS NOT INSTALLED: the PostgreSQL workflow tests did not run "
-            "(apt-get install -y postgresql; .ci/run does this)"
-        )
-    server = Postgres(bindir).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from postgres_server()
 
 
 async def test_sigkill_and_recovery_on_postgres(postgres: Postgres, tmp_path: Path) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from atomic_host import testing_sse as sse
 from atomic_host.testing import FauxScript, read_jsonl, start_host
@@ -171,6 +174,21 @@ class Postgres:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
+def postgres_server() -> Iterator[Postgres]:
+    """The body of a test file's ``postgres`` fixture: a server, or a loud skip without Debian's package."""
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip(
+            "PostgreSQL IS NOT INSTALLED: the PostgreSQL workflow tests did not run "
+            "(apt-get install -y postgresql; .ci/run does this)"
+        )
+    server = Postgres(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 # --- SIGKILL mid stage 2, then recovery (SQLite and PostgreSQL) ---
 
 
@@ -208,6 +226,7 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
     script.push("risk: none")  # before the host: the run may be recovered as soon as it looks
     async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
         c = host.client
+        mark = len(c.events)
         runs = (await c.call("list_workflow_runs"))["runs"]
         assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "crashed")]
         assert [r["runId"] for r in (await c.call("list_workflow_runs", status="crashed"))["runs"]] == [run_id]
@@ -216,7 +235,6 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
         assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "crashed")]
         assert detail["summary"].startswith("1/2 stages done; plan: 1. read 2. write")
 
-        mark = len(c.events)
         report = await c.call("start_pending_recovery", reason="workflow_stage_resume")
         assert report["resumed"] == 1
         assert any(run_id in n and 'stage 2/2 "review"' in n for n in report["notices"])
@@ -231,7 +249,7 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
         assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "completed")]
         ends = [e["message"] for e in c.events[mark:] if e.get("type") == "message_end"]
         final = [m for m in ends if m.get("role") == "custom"]
-        assert final and "risk: none" in final[-1]["content"]
+        assert len(final) == 1 and "risk: none" in final[0]["content"]  # once
         host.assert_protocol_lines()
     async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
         runs = (await host.client.call("list_workflow_runs"))["runs"]
