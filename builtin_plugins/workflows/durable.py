@@ -48,6 +48,7 @@ POLL_S = 0.25
 """How often a listener looks for new runs on a project queue (one short transaction each)."""
 
 _engine: WorkflowEngine | None = None
+_on_sqlite = False
 
 
 class UnreadableRecord(Exception):
@@ -148,8 +149,8 @@ async def atomic_workflow(spec: dict[str, Any]) -> dict[str, Any]:
 def launch(engine: WorkflowEngine, url: str, executor_id: str, projects: list[str]) -> None:
     """Configure and launch DBOS listening to the queues of ``projects`` (blocking: call it in a
     thread). Its logs go to stderr."""
-    global _engine
-    _engine = engine
+    global _engine, _on_sqlite
+    _engine, _on_sqlite = engine, url.startswith("sqlite:")
     _refuse_pickle()
     logger = logging.getLogger("dbos")
     for handler in logger.handlers:
@@ -180,10 +181,15 @@ async def start(spec: dict[str, Any]) -> Any:
 
 
 async def list_runs(cwd: str, limit: int = 200) -> list[Any]:
-    """The runs of one project, newest first."""
-    return await DBOS.list_workflows_async(
-        name=WORKFLOW, attributes={PROJECT: queue_name(cwd)}, sort_desc=True, limit=limit, load_output=True
-    )
+    """The runs of one project, newest first (DBOS filters by attribute on PostgreSQL only: on
+    SQLite, one machine's database, the latest runs are filtered here)."""
+    project = queue_name(cwd)
+    if not _on_sqlite:
+        return await DBOS.list_workflows_async(
+            name=WORKFLOW, attributes={PROJECT: project}, sort_desc=True, limit=limit, load_output=True
+        )
+    runs = await DBOS.list_workflows_async(name=WORKFLOW, sort_desc=True, limit=limit * 5, load_output=True)
+    return [wf for wf in runs if project_of(wf) == project][:limit]
 
 
 async def get_run(run_id: str) -> Any:
@@ -205,7 +211,13 @@ async def pending() -> list[Any]:
 
 
 async def steps(run_id: str) -> list[dict[str, Any]]:
-    return [s for s in await DBOS.list_workflow_steps_async(run_id) if s.get("function_name") == "atomic.stage"]
+    """The recorded stage steps of a run; :class:`UnreadableRecord` when one is not a stage
+    result (DBOS hands back the raw text of a value it could not read, such as a refused pickle)."""
+    found = [s for s in await DBOS.list_workflow_steps_async(run_id) if s.get("function_name") == "atomic.stage"]
+    for number, step in enumerate(found, 1):
+        if step.get("output") is not None and not isinstance(step["output"], dict):
+            raise UnreadableRecord(f"the result of stage {number} is not the JSON this host writes")
+    return found
 
 
 def recover(runs: list[Any]) -> list[str]:

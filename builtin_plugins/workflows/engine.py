@@ -643,7 +643,11 @@ class WorkflowEngine:
             if wf.workflow_id not in dead:
                 continue  # running (or queued) elsewhere: watched, not resumed
             self._recovered.discard(wf.workflow_id)
-            recorded = await durable.steps(wf.workflow_id)
+            try:
+                recorded = await durable.steps(wf.workflow_id)
+            except durable.UnreadableRecord as exc:
+                log.warning(f"workflows: run {wf.workflow_id}: {exc}")
+                recorded = []
             if not live.stages:
                 live.stages = {i: s["output"] for i, s in enumerate(recorded) if isinstance(s.get("output"), dict)}
                 self._update(live)
