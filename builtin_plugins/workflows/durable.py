@@ -32,6 +32,7 @@ from dbos._dbos import _get_dbos_instance
 from dbos._serialization import Serializer
 
 from atomic_host.kit import secrets
+from builtin_plugins.workflows.leases import KEEPALIVE
 
 if TYPE_CHECKING:
     from builtin_plugins.workflows.engine import WorkflowEngine
@@ -46,6 +47,9 @@ PROJECT = "atomicProject"
 """The attribute of a run that names its project's queue."""
 POLL_S = 0.25
 """How often a listener looks for new runs on a project queue (one short transaction each)."""
+POOL_SIZE = 6
+"""At most this many connections to the system database per process (DBOS's default is 20;
+an idle process holds ~4: queue threads, sweep, listing)."""
 
 _engine: WorkflowEngine | None = None
 _on_sqlite = False
@@ -156,16 +160,25 @@ def launch(engine: WorkflowEngine, url: str, executor_id: str, projects: list[st
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and getattr(handler, "stream", None) is sys.stdout:
             handler.setStream(sys.stderr)  # stdout carries the protocol
-    DBOS(
-        config={
-            "name": "atomic-host",
-            "system_database_url": url,
-            "executor_id": executor_id,
-            "application_version": APP_VERSION,
-            "log_level": "WARNING",
-            "serializer": RecordSerializer(),
+    config: dict[str, Any] = {
+        "name": "atomic-host",
+        "system_database_url": url,
+        "executor_id": executor_id,
+        "application_version": APP_VERSION,
+        "log_level": "WARNING",
+        "serializer": RecordSerializer(),
+    }
+    if not _on_sqlite:
+        config["db_engine_kwargs"] = {
+            # No ping before each use (it doubled an idle host's transactions); TCP keepalives
+            # find a dead connection instead, and DBOS retries an operation that hit one.
+            "pool_pre_ping": False,
+            "pool_size": POOL_SIZE,
+            "max_overflow": 0,
+            "pool_timeout": 30,
+            "connect_args": {"application_name": f"atomic:{executor_id}"[:63], **KEEPALIVE},
         }
-    )
+    DBOS(config=config)  # type: ignore[arg-type]
     queues = [queue_name(p) for p in projects]
     DBOS.listen_queues(queues)
     DBOS.launch()

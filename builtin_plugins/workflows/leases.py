@@ -63,7 +63,13 @@ class PostgresLeases:
 
         scheme, sep, rest = self.url.partition("://")
         url = scheme.split("+", 1)[0] + sep + rest  # postgresql+psycopg:// is SQLAlchemy's spelling
-        settings: dict[str, Any] = {"autocommit": True, "options": SERVER_KEEPALIVE, "connect_timeout": 10, **KEEPALIVE}
+        settings: dict[str, Any] = {
+            "autocommit": True,
+            "options": SERVER_KEEPALIVE,
+            "connect_timeout": 10,
+            "application_name": "atomic-lease",
+            **KEEPALIVE,
+        }
         try:
             conn = psycopg.connect(url, **settings)
         except psycopg.OperationalError as exc:

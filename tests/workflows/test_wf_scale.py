@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,3 +100,97 @@ async def test_killed_host_recovered_by_another_machine_without_a_command(
         assert report["completions"] == 0 and report.get("resumed", 0) == 0
     assert finals_in(session_file, run_id) == 1
     assert os.stat(session_file).st_size > 0
+
+
+async def kill_in_stage_two(machine: Machine, project: Path, mock: MockModel, name: str) -> tuple[str, str]:
+    """A host of ``machine`` runs ``three <name>`` until stage 2 is at the model, then SIGKILL:
+    (run id, owner session file)."""
+    mock.hold.add(("STAGE-2", name))
+    async with machine.host(project) as client:
+        run_id, _session, session_file = await start_run(client, name)
+        await until(lambda: mock.count(f"STAGE-2 {name}") == 1)
+        assert client.proc is not None
+        client.proc.kill()
+        await client.proc.wait()
+    mock.hold.discard(("STAGE-2", name))
+    return run_id, session_file
+
+
+async def test_two_machines_recovering_at_the_same_moment_start_each_stage_once(
+    postgres: Postgres, tmp_path: Path, mock: MockModel
+) -> None:
+    """Both workers are frozen (SIGSTOP) while a host runs and dies, then thawed together: their
+    sweeps see the dead executor at the same moment. 20 times: one request per stage attempt."""
+    url = postgres.url("recover_race")
+    a, b, c = machines(tmp_path, mock, url, "alpha", "beta", "gamma")
+    project = tmp_path / "project"
+    project.mkdir()
+    workers = [await b.worker(project), await c.worker(project)]
+    try:
+        for i in range(20):
+            name = f"race{i}"
+            for w in workers:
+                os.kill(w.pid, signal.SIGSTOP)
+            run_id, session_file = await kill_in_stage_two(a, project, mock, name)
+            for w in workers:
+                os.kill(w.pid, signal.SIGCONT)
+            await until(lambda: finals_in(session_file, run_id) == 1, timeout=30)  # noqa: B023
+            await asyncio.sleep(0.5)
+            counts = [mock.count(f"STAGE-{n} {name}") for n in (1, 2, 3)]
+            assert counts == [1, 2, 1], (i, counts)  # stage 2: alpha's attempt, then one recovery
+            assert finals_in(session_file, run_id) == 1
+            assert mock.by_key(f"STAGE-2 {name}")[a.key] == 1
+    finally:
+        for w in workers:
+            if w.returncode is None:
+                os.kill(w.pid, signal.SIGCONT)
+            await stop(w)
+
+
+async def test_bystanders_restarts_and_an_idle_host(postgres: Postgres, tmp_path: Path, mock: MockModel) -> None:
+    """Hosts of projects two and three come and go (100 restarts, some killed) while project
+    one's runs are killed and recovered: no bystander ever runs a stage of project one, the queue
+    count stays the number of projects, and an idle host costs < 30 transactions/s and < 3 % CPU."""
+    url = postgres.url("bystanders")
+    a, b, by2, by3 = machines(tmp_path, mock, url, "alpha", "beta", "bystander2", "bystander3")
+    one, two, three = (tmp_path / n for n in ("one", "two", "three"))
+    for p in (one, two, three):
+        p.mkdir()
+    home = await b.worker(one)
+    queues_before = None
+    try:
+        for round_ in range(10):
+            batch = [await (by2 if k % 2 else by3).worker(two if k % 2 else three) for k in range(10)]
+            if queues_before is None:
+                queues_before = sql(url, "SELECT count(*) FROM dbos.queues")[0][0]
+            name = f"by{round_}"
+            run_id, session_file = await kill_in_stage_two(a, one, mock, name)
+            await until(lambda: finals_in(session_file, run_id) == 1, timeout=30)  # noqa: B023
+            for k, w in enumerate(batch):  # half stop cleanly, half are killed
+                if k % 2:
+                    w.kill()
+                    await w.wait()
+                else:
+                    await stop(w)
+        stages_of_one = mock.by_key("STAGE")
+        assert set(stages_of_one) <= {a.key, b.key}, stages_of_one  # no bystander ran one's stage
+        assert stages_of_one[b.key] == 20  # beta ran stages 2 and 3 of each of the 10 runs
+        queues_after = sql(url, "SELECT count(*) FROM dbos.queues")[0][0]
+        assert queues_before == queues_after == 3, (queues_before, queues_after)
+    finally:
+        await stop(home)
+    await asyncio.sleep(2)  # the killed bystanders' connections are gone
+    async with a.host(one) as idle:
+        await idle.call("list_workflow_runs")  # DBOS launched: listening, sweeping
+        await asyncio.sleep(3)
+        assert idle.proc is not None
+        before = sql(url, "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bystanders'")[0][0]
+        cpu, start = cpu_seconds(idle.proc.pid), time.monotonic()
+        await asyncio.sleep(10)
+        after = sql(url, "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bystanders'")[0][0]
+        elapsed = time.monotonic() - start
+        tps = (after - before - 2) / elapsed  # minus the two statements of this measurement
+        cpu_share = (cpu_seconds(idle.proc.pid) - cpu) / elapsed
+        print(f"idle host: {tps:.1f} transactions/s, {cpu_share * 100:.1f} % CPU")
+        assert tps < 30, tps
+        assert cpu_share < 0.03, cpu_share
