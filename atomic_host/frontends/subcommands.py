@@ -289,7 +289,7 @@ def worker(argv: list[str]) -> int:
     """``atomic worker [PROJECT ...]``: run workflow stages with no client attached."""
     from atomic_host.frontends.worker import worker as run
 
-    return run(argv)
+    return run(argv, _runtime)
 
 
 def list_models(opts: Options) -> int:

@@ -11,6 +11,8 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any
 
 
 def _parser():
@@ -29,9 +31,9 @@ def _parser():
     return p
 
 
-def worker(argv: list[str]) -> int:
+def worker(argv: list[str], make_runtime: Callable[[Any], Any]) -> int:
+    """Parse ``argv``, build the runtime with ``make_runtime(options)`` and serve until a signal."""
     from atomic_host.core.options import Options
-    from atomic_host.frontends.subcommands import _runtime
 
     ns = _parser().parse_args(argv)
     projects = [os.path.realpath(p) for p in ns.projects] or [os.path.realpath(os.getcwd())]
@@ -39,7 +41,7 @@ def worker(argv: list[str]) -> int:
     if missing:
         print(f"atomic worker: not a directory: {', '.join(missing)}", file=sys.stderr)
         return 2
-    rt = _runtime(
+    rt = make_runtime(
         Options(cwd=projects[0], session_dir=ns.session_dir, session_store=ns.session_store, approve=ns.approve)
     )
     rt.load_plugins()
