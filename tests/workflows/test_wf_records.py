@@ -5,35 +5,17 @@ crafted row on PostgreSQL is in test_wf_scale.py."""
 
 from __future__ import annotations
 
-import base64
-import pickle
 import sqlite3
 import stat
 from pathlib import Path
 
 import pytest
-from wf_helpers import QUIET, TWO_STAGES, wait_run, write_workflow
+from wf_helpers import QUIET, TWO_STAGES, pickled, wait_run, write_workflow
 
 from atomic_host.client import RpcError
 from atomic_host.testing import start_host
 
 KEY = "sk-test-runrecord-0123456789abcdef"
-
-
-class Boom:
-    """Unpickling this runs ``os.system`` (touches a marker file)."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __reduce__(self):
-        import os
-
-        return (os.system, (f"touch {self.marker}",))
-
-
-def pickled(marker: Path) -> str:
-    return base64.b64encode(pickle.dumps(Boom(marker))).decode()
 
 
 async def one_run(tmp_path: Path, text: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from wf_helpers import Postgres, postgres_server
+from wf_helpers import Postgres, pickled, postgres_server
 from wf_machines import Machine, MockModel, can_unshare, cpu_seconds, finals_in, sql, stop, until
 
 pytestmark = pytest.mark.slow
@@ -194,3 +194,25 @@ async def test_bystanders_restarts_and_an_idle_host(postgres: Postgres, tmp_path
         print(f"idle host: {tps:.1f} transactions/s, {cpu_share * 100:.1f} % CPU")
         assert tps < 30, tps
         assert cpu_share < 0.03, cpu_share
+
+
+async def test_a_crafted_pickle_row_on_postgres_runs_no_code(
+    postgres: Postgres, tmp_path: Path, mock: MockModel
+) -> None:
+    url = postgres.url("crafted")
+    (a,) = machines(tmp_path, mock, url, "alpha")
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "pwned"
+    async with a.host(project) as client:
+        run_id, session_id, session_file = await start_run(client, "crafted")
+        await until(lambda: finals_in(session_file, run_id) == 1)
+    sql(url, "UPDATE dbos.workflow_input SET inputs = %s WHERE workflow_uuid = %s", (pickled(marker), run_id))
+    sql(url, "UPDATE dbos.workflow_status SET serialization = 'py_pickle' WHERE workflow_uuid = %s", (run_id,))
+    async with a.host(project, "--session", session_id) as client:
+        assert run_id not in [r["runId"] for r in (await client.call("list_workflow_runs"))["runs"]]
+        response = await client.request({"type": "get_workflow_run_summary", "runId": run_id})
+        assert response["success"] is False
+        assert response["error"].startswith(f"Run {run_id}: ") and "cannot be read" in response["error"]
+        assert (await client.call("start_pending_recovery"))["completions"] == 0
+    assert not marker.exists()

@@ -255,3 +255,23 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
         runs = (await host.client.call("list_workflow_runs"))["runs"]
         assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "completed")]  # durable, not just live
         assert (await host.client.call("start_pending_recovery"))["notices"] == []
+
+
+class Boom:
+    """Unpickling this runs ``os.system`` (touches a marker file): a crafted workflow record."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def pickled(marker: Path) -> str:
+    """DBOS's pickle format (base64) of a :class:`Boom`."""
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(Boom(marker))).decode()
