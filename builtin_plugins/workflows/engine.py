@@ -220,6 +220,12 @@ class WorkflowEngine:
         except Exception as exc:
             if live.status in ("completed", "failed", "cancelled"):
                 return  # DBOS reports the cancellation of a run we already ended
+            if self._ready is not None and self._ready.done() and not self._ready.exception():
+                # The run is recorded: the database says how it ends (here it may only have lost
+                # its lease, and another process recovered it; DBOS refused this one's results).
+                log.warning(f"workflow {live.spec['name']}: {type(exc).__name__}: {exc}; its record decides")
+                await self._watch(live)
+                return
             log.warning(f"workflow {live.spec['name']} failed: {type(exc).__name__}: {exc}")
             await self.finish(live.spec, {"status": "failed", "error": str(exc) or type(exc).__name__})
             return
@@ -677,9 +683,17 @@ class WorkflowEngine:
         """A run of this session that runs on whichever process of the project took it: notice
         its end (and add its final message) if no step here reported it."""
         durable = await self.durable()
+        failing = False
         while True:  # until DBOS has recorded the end (host exit waits for this task)
             await asyncio.sleep(WATCH_S)
-            wf = await durable.get_run(live.spec["runId"])
+            try:
+                wf = await durable.get_run(live.spec["runId"])
+            except Exception as exc:  # the database is away: ask again
+                if not failing:
+                    log.warning(f"workflows: run {live.spec['runId']}: {type(exc).__name__}: {exc}")
+                failing = True
+                continue
+            failing = False
             if wf is None:
                 return
             if wf.status in ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):

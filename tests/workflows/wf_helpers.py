@@ -146,9 +146,14 @@ class Postgres:
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed: {done.stdout}\n{done.stderr}")
 
-    def start(self) -> Postgres:
+    def start(self, also: str | None = None) -> Postgres:
+        """``also``: one more address to listen on (trusted from its /24), as for another network namespace."""
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "atomic", "--auth=trust", "-E", "UTF8")
-        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        listen = "127.0.0.1" + (f",{also}" if also else "")
+        if also:
+            with open(self.data / "pg_hba.conf", "a", encoding="utf-8") as hba:
+                hba.write(f"host all all {also}/24 trust\n")
+        options = f"-p {self.port} -k {self.root} -c listen_addresses={listen} -c fsync=off"
         self._run(
             str(self.bindir / "pg_ctl"),
             "-D",

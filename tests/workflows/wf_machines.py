@@ -74,26 +74,24 @@ class MockModel:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
-                if (stage, run_input) in mock.hold:
-                    while True:  # until the host is killed: then the write fails
-                        time.sleep(0.2)
-                        try:
-                            self.wfile.write(b": ping\n\n")
-                            self.wfile.flush()
-                        except OSError:
-                            return
+                while (stage, run_input) in mock.hold:  # until the host is killed, or the hold is lifted
+                    time.sleep(0.2)
+                    try:
+                        self.wfile.write(b": ping\n\n")
+                        self.wfile.flush()
+                    except OSError:
+                        return
                 answer = f"out-{stage.split('-')[-1]}-{run_input}"
                 for frame in anthropic_frames(_message(answer)):
                     self.wfile.write(frame.encode())
                 self.wfile.flush()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("0.0.0.0", 0), Handler)  # also reachable from a namespace
         self.server.daemon_threads = True
         self.thread = ServingThread(self.server)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def url_at(self, address: str = "127.0.0.1") -> str:
+        return f"http://{address}:{self.server.server_address[1]}"
 
     def count(self, head: str) -> int:
         with self.lock:
@@ -135,15 +133,26 @@ class Machine:
     """A HOME with an agent dir (models.json with this machine's key, settings, the workflow
     file), a hostname, and the shared session directory."""
 
-    def __init__(self, root: Path, name: str, mock: MockModel, database: str, sessions: Path, uts: bool) -> None:
-        self.name, self.uts = name, uts
+    def __init__(
+        self,
+        root: Path,
+        name: str,
+        mock: MockModel,
+        database: str,
+        sessions: Path,
+        uts: bool,
+        netns: str | None = None,
+        address: str = "127.0.0.1",
+    ) -> None:
+        """``netns``: run its processes in that network namespace, reaching the mock at ``address``."""
+        self.name, self.uts, self.netns = name, uts, netns
         self.home = root / name
         self.agent = self.home / "agent"
         self.key = f"key-{name}"
         self.sessions = sessions
         self.agent.mkdir(parents=True, exist_ok=True)
         model = {"id": "m-mock", "contextWindow": 200000, "maxTokens": 32000, "cost": {"input": 1, "output": 2}}
-        provider = {"baseUrl": mock.url, "api": "anthropic-messages", "apiKey": self.key, "models": [model]}
+        provider = {"baseUrl": mock.url_at(address), "api": "anthropic-messages", "apiKey": self.key, "models": [model]}
         (self.agent / "models.json").write_text(json.dumps({"providers": {"mock": provider}}))
         (self.agent / "settings.json").write_text(json.dumps({**QUIET, "workflows": {"databaseUrl": database}}))
         (self.agent / "workflows").mkdir(exist_ok=True)
@@ -159,9 +168,9 @@ class Machine:
     def command(self, *argv: str) -> list[str]:
         """``python -m atomic_host *argv`` on this machine (under its own hostname when permitted)."""
         base = [sys.executable, "-m", "atomic_host", *argv]
-        if not self.uts:
-            return base
-        return ["unshare", "--uts", "sh", "-c", f'hostname {self.name} && exec "$@"', "sh", *base]
+        if self.uts:
+            base = ["unshare", "--uts", "sh", "-c", f'hostname {self.name} && exec "$@"', "sh", *base]
+        return ["ip", "netns", "exec", self.netns, *base] if self.netns else base
 
     @asynccontextmanager
     async def host(self, project: Path, *args: str):
@@ -224,16 +233,20 @@ async def until(predicate: Any, timeout: float = 30, step: float = 0.05) -> None
         await asyncio.sleep(step)
 
 
+def custom_messages(session_file: str) -> list[dict[str, Any]]:
+    """The ``custom_message`` entries of a stored session."""
+    with open(session_file, encoding="utf-8") as fh:
+        entries = [json.loads(line) for line in fh]
+    return [e for e in entries if e.get("type") == "custom_message"]
+
+
 def finals_in(session_file: str, run_id: str) -> int:
     """How many ``workflow`` custom messages of ``run_id`` the stored session holds."""
-    count = 0
-    with open(session_file, encoding="utf-8") as fh:
-        for line in fh:
-            entry = json.loads(line)
-            details = entry.get("details")
-            if entry.get("type") == "custom_message" and isinstance(details, dict) and details.get("runId") == run_id:
-                count += 1
-    return count
+    return sum(
+        1
+        for e in custom_messages(session_file)
+        if isinstance(e.get("details"), dict) and e["details"].get("runId") == run_id
+    )
 
 
 def sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -247,3 +260,37 @@ def sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[An
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Link:
+    """A network namespace joined to this one by a veth pair (10.203.<n>.1 here, .2 there):
+    ``cut()`` takes the link down as a pulled cable would, ``restore()`` brings it back."""
+
+    def __init__(self, n: int) -> None:
+        self.ns, self.here, self.there = f"atomic-h8-{os.getpid()}-{n}", f"ah8a{n}", f"ah8b{n}"
+        self.address, self.peer = f"10.203.{n}.1", f"10.203.{n}.2"
+
+    def _ip(self, *args: str, ns: bool = False) -> None:
+        command = ["ip", "netns", "exec", self.ns, "ip", *args] if ns else ["ip", *args]
+        subprocess.run(command, check=True, capture_output=True, timeout=30)
+
+    def create(self) -> Link:
+        self._ip("netns", "add", self.ns)
+        self._ip("link", "add", self.here, "type", "veth", "peer", "name", self.there)
+        self._ip("link", "set", self.there, "netns", self.ns)
+        self._ip("addr", "add", f"{self.address}/24", "dev", self.here)
+        self._ip("link", "set", self.here, "up")
+        self._ip("addr", "add", f"{self.peer}/24", "dev", self.there, ns=True)
+        self._ip("link", "set", self.there, "up", ns=True)
+        self._ip("link", "set", "lo", "up", ns=True)
+        return self
+
+    def cut(self) -> None:
+        self._ip("link", "set", self.here, "down")
+
+    def restore(self) -> None:
+        self._ip("link", "set", self.here, "up")
+
+    def remove(self) -> None:
+        subprocess.run(["ip", "link", "del", self.here], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True, check=False)
