@@ -64,36 +64,42 @@ async def start_run(client, input_text: str) -> tuple[str, str, str]:
 async def test_killed_host_recovered_by_another_machine_without_a_command(
     postgres: Postgres, tmp_path: Path, mock: MockModel
 ) -> None:
+    """Beta is a host of the same project with a session of its own: it continues alpha's run
+    headless (the stage sessions belong to alpha's session, beta's client hears nothing of it) and
+    adds the final message to alpha's stored session, once."""
     url = postgres.url("recover_alone")
     a, b = machines(tmp_path, mock, url, "alpha", "beta")
     project = tmp_path / "project"
     project.mkdir()
     mock.hold.add(("STAGE-2", "kill"))
-    async with a.host(project) as client:
-        await client.call("list_workflow_runs")  # DBOS launched before the worker listens too
-        worker = await b.worker(project)
-        try:
-            run_id, session_id, session_file = await start_run(client, "kill")
-            await until(lambda: mock.count("STAGE-2 kill") == 1)
-            assert mock.by_key("STAGE") == {a.key: 2}  # alpha runs its own run
-            assert client.proc is not None
-            client.proc.kill()
-            killed = time.time()
-            await client.proc.wait()
-            mock.hold.clear()
-            await until(lambda: mock.count("STAGE-2 kill") == 2, timeout=20)
-            recovered_after = mock.first_time("STAGE-2 kill", after=killed) - killed
-            await until(lambda: finals_in(session_file, run_id) == 1, timeout=20)
-            await asyncio.sleep(1.5)  # nothing more comes
-            assert mock.count("STAGE-1 kill") == 1  # stage 1 not run again
-            assert mock.count("STAGE-2 kill") == 2  # stage 2 once more
-            assert mock.count("STAGE-3 kill") == 1
-            assert mock.by_key("STAGE-3") == {b.key: 1}
-            assert finals_in(session_file, run_id) == 1  # the owner got the final message once
-            assert recovered_after < 2.0, recovered_after
-            print(f"recovered {recovered_after:.2f} s after SIGKILL")
-        finally:
-            await stop(worker)
+    async with a.host(project) as client, b.host(project) as other:
+        await other.prompt_and_wait("my own work")
+        other_file = (await other.call("get_state"))["sessionLocation"]
+        await other.call("list_workflow_runs")  # DBOS launched: beta serves the project
+        run_id, session_id, session_file = await start_run(client, "kill")
+        await until(lambda: mock.count("STAGE-2 kill") == 1)
+        assert mock.by_key("STAGE") == {a.key: 2}  # alpha runs its own run
+        assert client.proc is not None
+        client.proc.kill()
+        killed = time.time()
+        await client.proc.wait()
+        mock.hold.clear()
+        await until(lambda: mock.count("STAGE-2 kill") == 2, timeout=20)
+        recovered_after = mock.first_time("STAGE-2 kill", after=killed) - killed
+        await until(lambda: finals_in(session_file, run_id) == 1, timeout=20)
+        await asyncio.sleep(1.5)  # nothing more comes
+        assert mock.count("STAGE-1 kill") == 1  # stage 1 not run again
+        assert mock.count("STAGE-2 kill") == 2  # stage 2 once more
+        assert mock.count("STAGE-3 kill") == 1
+        assert mock.by_key("STAGE-3") == {b.key: 1}
+        assert finals_in(session_file, run_id) == 1  # the owner got the final message once
+        assert finals_in(other_file, run_id) == 0
+        assert not [e for e in other.events if e.get("runId") == run_id]  # beta's client heard nothing
+        stages = stage_headers(a.sessions, run_id)
+        assert {h["workflow"]["stageName"] for h in stages} == {"one", "two", "three"}
+        assert {h["parentSession"] for h in stages} == {session_file}  # never beta's session
+        assert recovered_after < 2.0, recovered_after
+        print(f"recovered {recovered_after:.2f} s after SIGKILL")
     async with a.host(project, "--session", session_id) as again:  # the record says so too
         detail = await again.call("get_workflow_run_summary", runId=run_id)
         assert detail["status"] == "completed"
@@ -102,7 +108,19 @@ async def test_killed_host_recovered_by_another_machine_without_a_command(
         report = await again.call("start_pending_recovery")
         assert report["completions"] == 0 and report.get("resumed", 0) == 0
     assert finals_in(session_file, run_id) == 1
-    assert os.stat(session_file).st_size > 0
+
+
+def stage_headers(sessions: Path, run_id: str) -> list[dict[str, object]]:
+    """The headers of the stored stage sessions of ``run_id``."""
+    import json
+
+    headers = []
+    for path in sessions.rglob("*.jsonl"):
+        with open(path, encoding="utf-8") as fh:
+            header = json.loads(fh.readline())
+        if isinstance(header.get("workflow"), dict) and header["workflow"].get("runId") == run_id:
+            headers.append(header)
+    return headers
 
 
 async def kill_in_stage_two(machine: Machine, project: Path, mock: MockModel, name: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ stage and per machine (each machine has its own API key), and can hold a stage's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -82,9 +83,10 @@ class MockModel:
                     except OSError:
                         return
                 answer = f"out-{stage.split('-')[-1]}-{run_input}"
-                for frame in anthropic_frames(_message(answer)):
-                    self.wfile.write(frame.encode())
-                self.wfile.flush()
+                with contextlib.suppress(OSError):  # a killed host's connection
+                    for frame in anthropic_frames(_message(answer)):
+                        self.wfile.write(frame.encode())
+                    self.wfile.flush()
 
         self.server = ThreadingHTTPServer(("0.0.0.0", 0), Handler)  # also reachable from a namespace
         self.server.daemon_threads = True
