@@ -20,7 +20,7 @@ SUBCOMMANDS = {
     "plugins": "list plugins, their hooks and call order",
     "sessions": "list sessions; copy them between JSONL and SQLite",
     "login": "sign in to a provider (OAuth) or store its API key",
-    "worker": "run workflow stages of projects with no client attached",
+    "worker": "run workflow stages with no client attached",
 }
 
 DESCRIPTION = """\

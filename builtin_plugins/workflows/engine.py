@@ -39,6 +39,8 @@ SWEEP_S = 1.0
 """How often a process with DBOS launched looks for runs left by dead executors."""
 WATCH_S = 0.5
 """How often a run this process waits for (started or resumed here, run anywhere) is looked up."""
+RECOVERED_KEPT = 1000
+"""How many recovered runs this process remembers for ``start_pending_recovery``'s report."""
 
 
 def now_ms() -> int:
@@ -70,6 +72,8 @@ class LiveRun:
     signal: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None
     result: dict[str, Any] | None = None
+    local: bool = False
+    """Started by this process (its progress here is the whole story; otherwise the record is)."""
 
 
 class WorkflowEngine:
@@ -85,8 +89,9 @@ class WorkflowEngine:
         self._ready: asyncio.Future[Any] | None = None
         self._leases: Leases | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._recovered: set[str] = set()
-        """Runs this process handed back to their queue (sweep or command), not yet reported."""
+        self._recovered: dict[str, int] = {}
+        """Runs this process handed back to their queue (sweep or command), not yet reported by
+        ``start_pending_recovery``: the number of stages each had done."""
         self._delivering: set[str] = set()
         """Runs whose final message is on its way to the owner session (waiting for it to be idle)."""
         self._deliveries: set[asyncio.Task[None]] = set()
@@ -205,7 +210,7 @@ class WorkflowEngine:
             "stages": [s.to_spec() for s in definition.stages],
             "createdAt": now_ms(),
         }
-        live = self.live[run_id] = LiveRun(spec)
+        live = self.live[run_id] = LiveRun(spec, local=True)
         self._update(live)
         live.task = asyncio.create_task(self._drive(live))
         return run_id
@@ -467,10 +472,11 @@ class WorkflowEngine:
     # --- history ---
 
     async def list_runs(self, status: str | None = None) -> list[dict[str, Any]]:
-        records = [self._live_record(live) for live in self.live.values() if live.spec.get("cwd") == self.api.cwd]
+        local = {run_id: live for run_id, live in self.live.items() if live.local}
+        records = [self._live_record(live) for live in local.values() if live.spec.get("cwd") == self.api.cwd]
         if self.may_have_runs():
             durable = await self.durable()
-            runs = [wf for wf in await durable.list_runs(self.api.cwd) if wf.workflow_id not in self.live]
+            runs = [wf for wf in await durable.list_runs(self.api.cwd) if wf.workflow_id not in local]
             alive = await self._alive_executors(runs)
             for wf in runs:
                 spec = _spec_of(wf)
@@ -488,7 +494,7 @@ class WorkflowEngine:
 
     async def run_detail(self, run_id: str) -> dict[str, Any] | None:
         live = self.live.get(run_id)
-        if live is not None:
+        if live is not None and live.local:
             return self._live_record(live)
         if not self.may_have_runs():
             return None
@@ -579,6 +585,11 @@ class WorkflowEngine:
             if running < len(spec["stages"]):
                 done[running] = {"status": status}
         record = self._base(spec, status)
+        live = self.live.get(wf.workflow_id)
+        if live is not None and live.result is not None and status in ("running", "crashed", "pending"):
+            # It ended here a moment ago (its finish step ran): DBOS records the end just after.
+            record["status"], output = live.status, live.result
+            done.update(live.stages)
         self._with_stages(record, spec, done)
         if output:
             record.update({k: v for k, v in output.items() if k in ("output", "error")})
@@ -597,38 +608,49 @@ class WorkflowEngine:
             except Exception as exc:  # the database is away for a moment: the next sweep tries again
                 log.warning(f"workflows: recovery sweep: {type(exc).__name__}: {exc}")
 
-    async def _recover_dead(self, durable: Any) -> set[str]:
+    async def _recover_dead(self, durable: Any) -> dict[str, int]:
         """Hand the PENDING runs of dead executors back to their project's queue (DBOS's guarded
-        re-enqueue, one process at a time by the sweep lock). Returns the ids of those seen dead:
-        recovered now, or by the process that holds the sweep lock."""
+        re-enqueue, one process at a time by the sweep lock). Returns ``{runId: stages done}`` of
+        those seen dead: recovered now, or by the process that holds the sweep lock."""
         runs = [wf for wf in await durable.pending() if wf.executor_id and wf.executor_id != self.executor_id]
         if not runs:
-            return set()
+            return {}
         assert self._leases is not None
         alive = await asyncio.to_thread(self._leases.alive, {wf.executor_id for wf in runs})
-        dead = [wf for wf in runs if wf.executor_id not in alive]
+        dead = {wf.workflow_id: await self._stages_done(durable, wf.workflow_id) for wf in runs
+                if wf.executor_id not in alive}  # fmt: skip
         if dead and await asyncio.to_thread(self._leases.try_sweep):
             try:
-                recovered = await asyncio.to_thread(durable.recover, dead)
+                recovered = await asyncio.to_thread(durable.recover, [wf for wf in runs if wf.workflow_id in dead])
             finally:
                 await asyncio.to_thread(self._leases.end_sweep)
             if recovered:
-                self._recovered.update(recovered)
+                self._recovered.update({run_id: dead[run_id] for run_id in recovered})
+                for stale in list(self._recovered)[:-RECOVERED_KEPT]:  # never reported (another session's)
+                    del self._recovered[stale]
                 log.info(f"workflows: recovered {len(recovered)} run(s) of dead executors")
-        return {wf.workflow_id for wf in dead}
+        return dead
+
+    async def _stages_done(self, durable: Any, run_id: str) -> int:
+        try:
+            return len(await durable.steps(run_id))
+        except durable.UnreadableRecord as exc:
+            log.warning(f"workflows: run {run_id}: {exc}")
+            return 0
 
     async def recover(self, event: SessionRecoverEvent) -> RecoverResult | None:
         """``start_pending_recovery``: recover now the runs this session owns that a dead process
         left behind (they continue from their last completed stage, on a process of the project),
         wait here for their end, and add the final message of ended runs that never reached the
         session (``completions``: the process died before it was appended, or the session was
-        open elsewhere when the run ended)."""
+        open elsewhere when the run ended). ``resumed`` also counts the runs of this session that
+        this process's sweep recovered a moment before (they may have ended since)."""
         if not self.may_have_runs():
             return None
         durable = await self.durable()
         notices: list[str] = []
         resumed = completions = 0
-        mine = []
+        mine: list[tuple[Any, dict[str, Any]]] = []
         for wf in await durable.list_runs(self.api.cwd):
             spec = _spec_of(wf)
             if spec is None or spec.get("ownerSessionId") != event.session_id:
@@ -638,26 +660,16 @@ class WorkflowEngine:
                 message = final_message(spec, ended)
                 if message is not None and self._schedule_delivery(spec, *message):
                     completions += 1
-            elif wf.workflow_id not in self.live or wf.workflow_id in self._recovered:
-                mine.append((wf, spec))  # not started here: left behind, or running elsewhere
-        dead = set(await self._recover_dead(durable)) | self._recovered if mine else set()
+            if wf.workflow_id in self._recovered or (ended is None and wf.workflow_id not in self.live):
+                mine.append((wf, spec))  # recovered here, left behind, or running elsewhere
+        dead = await self._recover_dead(durable) if mine else {}
         for wf, spec in mine:
-            live = self.live.get(wf.workflow_id)
-            if live is None:
+            if wf.workflow_id not in self.live and self._ended(wf) is None:
                 live = self.live[wf.workflow_id] = LiveRun(spec, status="pending")
                 live.task = asyncio.create_task(self._watch(live))
-            if wf.workflow_id not in dead:
+            done = self._recovered.pop(wf.workflow_id, dead.get(wf.workflow_id))
+            if done is None:
                 continue  # running (or queued) elsewhere: watched, not resumed
-            self._recovered.discard(wf.workflow_id)
-            try:
-                recorded = await durable.steps(wf.workflow_id)
-            except durable.UnreadableRecord as exc:
-                log.warning(f"workflows: run {wf.workflow_id}: {exc}")
-                recorded = []
-            if not live.stages:
-                live.stages = {i: s["output"] for i, s in enumerate(recorded) if isinstance(s.get("output"), dict)}
-                self._update(live)
-            done = len(recorded)
             stage = spec["stages"][min(done, len(spec["stages"]) - 1)]["name"]
             notices.append(
                 f"Resumed workflow {spec['name']} (run {wf.workflow_id}) at stage {done + 1}/{len(spec['stages'])} "
