@@ -45,7 +45,7 @@ pickled its records and ran outside project queues: its runs are not recovered b
 QUEUE_PREFIX = "atomic-project-"
 PROJECT = "atomicProject"
 """The attribute of a run that names its project's queue."""
-POLL_S = 0.25
+POLL_S = 0.5
 """How often a listener looks for new runs on a project queue (one short transaction each)."""
 POOL_SIZE = 6
 """At most this many connections to the system database per process (DBOS's default is 20;

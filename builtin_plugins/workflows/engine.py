@@ -4,7 +4,7 @@ The durable state is DBOS's (``durable.py``, imported on first use); this module
 this process knows: the runs it is driving right now (``live``), their stage progress and the
 abort signal of the stage that is running. Stages run on the host's event loop, whichever thread
 DBOS calls the step from, headless from the run's spec (its project, owner session and model),
-whichever session this process has open. Once DBOS is launched, a sweep each second recovers the
+whichever session this process has open. Once DBOS is launched, a sweep every 0.5 s recovers the
 runs of executors whose lease is gone (``leases.py``), one process at a time.
 """
 
@@ -35,7 +35,7 @@ STATUSES = ("pending", "running", "paused", "blocked", "completed", "failed", "s
 SUMMARY_CHARS = 160
 CANCEL_GRACE_S = 5.0
 """How long a cancelled run may take to end by itself before DBOS cancels it."""
-SWEEP_S = 1.0
+SWEEP_S = 0.5
 """How often a process with DBOS launched looks for runs left by dead executors."""
 WATCH_S = 0.5
 """How often a run this process waits for (started or resumed here, run anywhere) is looked up."""
@@ -599,7 +599,7 @@ class WorkflowEngine:
     # --- recovery ---
 
     async def _sweep(self, durable: Any) -> None:
-        """Each second: recover the runs of executors whose lease is gone (any project's: a
+        """Every ``SWEEP_S``: recover the runs of executors whose lease is gone (any project's: a
         recovered run goes back to its own project's queue)."""
         while True:
             await asyncio.sleep(SWEEP_S)
