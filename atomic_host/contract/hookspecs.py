@@ -94,6 +94,10 @@ class HookRule:
     bounded: bool = True
     """Async implementations are cancelled after ``hookTimeoutMs``. False for the strategy hooks
     that wait on a model (``compact``, ``summarize``): ``abort_compaction`` or the host cancels those."""
+    on_failure: Callable[[str, str], Any] | None = None
+    """For a gate that can fail closed (``tool_call``): the result an implementation that failed
+    stands for, given its extensionPath and what went wrong, when it fails closed (``@fail_closed``
+    or the ``hooks.failClosed`` setting). None: a failed implementation is skipped (no opinion)."""
 
 
 DISPATCH_RULES: dict[str, HookRule] = {}
@@ -107,11 +111,12 @@ def spec(
     sync: bool = False,
     firstresult: bool = False,
     bounded: bool = True,
+    on_failure: Callable[[str, str], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded)
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded, on_failure)
         return hookspec(firstresult=firstresult)(fn)
 
     return mark
@@ -315,7 +320,7 @@ def on_event(event: WireEvent, api: HostAPI) -> None:
 # --- Tools ---
 
 
-@spec("first_block", returns=(ToolCallDecision,))
+@spec("first_block", returns=(ToolCallDecision,), on_failure=ToolCallDecision.failed_closed)
 def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
     """Gate a tool call before it runs (``event.tool_name``, ``event.tool_call_id``, ``event.input``).
 
@@ -323,6 +328,10 @@ def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
     ``ToolCallDecision(block=True, reason=...)`` to refuse it: the model gets an error
     result with the reason. The first block wins. ``ToolCallDecision(terminate=True)`` (with or
     without ``block``) ends the run after this turn's tool batch: no further model call.
+
+    A gate that fails (raises, exits, times out, returns something else) is skipped, unless it is
+    fail-closed (``@fail_closed``, or the ``hooks.failClosed`` setting for every gate): then the
+    call is blocked, and with the setting also while any extension failed to load.
     """
 
 

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 
 PLUGIN_PATH = "builtin:builtin_plugins.mcp"
 STOP_TIMEOUT_S = 6.0
-INSTALL_HINT = "the mcp package is not installed: pip install 'atomic-host[mcp]'"
+INSTALL_HINT = (
+    "the mcp package is not installed: pip install 'mcp>=1.30,<3' "
+    "(in the atomic-host checkout: pip install -e '.[mcp]')"
+)
 
 
 def selected_by_default(api: HostAPI, name: str) -> bool:
@@ -212,6 +215,7 @@ class Hub:
             schema = spec.get("inputSchema") if isinstance(spec.get("inputSchema"), dict) else {}
             schema = {"type": "object", "properties": {}, **schema}
             description = spec.get("description") or spec.get("title") or f"{mcp_name} (MCP server {server})"
+            annotations = spec.get("annotations") if isinstance(spec.get("annotations"), dict) else {}
             tool = Tool(
                 name=name,
                 description=str(description),
@@ -221,6 +225,7 @@ class Hub:
                 source=f'mcp "{server}"',
                 source_path=cfg.source,
                 deferred=defer,
+                read_only=annotations.get("readOnlyHint") is True,  # the server says it changes nothing
             )
             try:
                 self.register(tool)

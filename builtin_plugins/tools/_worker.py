@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from atomic_host.contract.tools import ToolAborted, ToolContext, ToolError
+from atomic_host.kit.tool_env import tool_environment
 
 _BOOTSTRAP = """\
 import importlib, json, sys, types
@@ -61,6 +62,7 @@ async def run_in_worker(
         raise ToolAborted(f"{label} aborted")
     proc = await asyncio.create_subprocess_exec(
         *worker_command(module, function),
+        env=tool_environment(),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

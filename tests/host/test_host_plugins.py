@@ -43,7 +43,7 @@ async def test_broken_plugins_are_isolated(rpc_host) -> None:
         assert (plugin("boom_tool_call"), "tool_call") in hooks
         assert (plugin("boom_on_event"), "on_event") in hooks
         on_event = next(e for e in errors_of(host) if e["event"] == "on_event")
-        assert on_event["error"] == "boom in on_event"
+        assert on_event["error"] == f"{plugin('boom_on_event')}:8: RuntimeError: boom in on_event"
         assert (await c.request({"type": "get_state"}))["success"]
 
 

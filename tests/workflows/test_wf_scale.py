@@ -20,15 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from wf_helpers import Postgres, pickled, postgres_server
+from wf_helpers import Postgres, pickled
 from wf_machines import Link, Machine, MockModel, can_unshare, cpu_seconds, custom_messages, finals_in, sql, stop, until
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    yield from postgres_server()
 
 
 @pytest.fixture
@@ -62,12 +57,12 @@ async def start_run(client, input_text: str) -> tuple[str, str, str]:
 
 
 async def test_killed_host_recovered_by_another_machine_without_a_command(
-    postgres: Postgres, tmp_path: Path, mock: MockModel
+    postgres_server: Postgres, tmp_path: Path, mock: MockModel
 ) -> None:
     """Beta is a host of the same project with a session of its own: it continues alpha's run
     headless (the stage sessions belong to alpha's session, beta's client hears nothing of it) and
     adds the final message to alpha's stored session, once."""
-    url = postgres.url("recover_alone")
+    url = postgres_server.url("recover_alone")
     a, b = machines(tmp_path, mock, url, "alpha", "beta")
     project = tmp_path / "project"
     project.mkdir()
@@ -138,11 +133,11 @@ async def kill_in_stage_two(machine: Machine, project: Path, mock: MockModel, na
 
 
 async def test_two_machines_recovering_at_the_same_moment_start_each_stage_once(
-    postgres: Postgres, tmp_path: Path, mock: MockModel
+    postgres_server: Postgres, tmp_path: Path, mock: MockModel
 ) -> None:
     """Both workers are frozen (SIGSTOP) while a host runs and dies, then thawed together: their
     sweeps see the dead executor at the same moment. 20 times: one request per stage attempt."""
-    url = postgres.url("recover_race")
+    url = postgres_server.url("recover_race")
     a, b, c = machines(tmp_path, mock, url, "alpha", "beta", "gamma")
     project = tmp_path / "project"
     project.mkdir()
@@ -168,11 +163,11 @@ async def test_two_machines_recovering_at_the_same_moment_start_each_stage_once(
             await stop(w)
 
 
-async def test_bystanders_restarts_and_an_idle_host(postgres: Postgres, tmp_path: Path, mock: MockModel) -> None:
+async def test_bystanders_restarts_and_an_idle_host(postgres_server: Postgres, tmp_path: Path, mock: MockModel) -> None:
     """Hosts of projects two and three come and go (100 restarts, some killed) while project
     one's runs are killed and recovered: no bystander ever runs a stage of project one, the queue
     count stays the number of projects, and an idle host costs < 30 transactions/s and < 3 % CPU."""
-    url = postgres.url("bystanders")
+    url = postgres_server.url("bystanders")
     a, b, by2, by3 = machines(tmp_path, mock, url, "alpha", "beta", "bystander2", "bystander3")
     one, two, three = (tmp_path / n for n in ("one", "two", "three"))
     for p in (one, two, three):
@@ -218,9 +213,9 @@ async def test_bystanders_restarts_and_an_idle_host(postgres: Postgres, tmp_path
 
 
 async def test_a_crafted_pickle_row_on_postgres_runs_no_code(
-    postgres: Postgres, tmp_path: Path, mock: MockModel
+    postgres_server: Postgres, tmp_path: Path, mock: MockModel
 ) -> None:
-    url = postgres.url("crafted")
+    url = postgres_server.url("crafted")
     (a,) = machines(tmp_path, mock, url, "alpha")
     project = tmp_path / "project"
     project.mkdir()
@@ -253,9 +248,9 @@ def linked() -> Iterator[tuple[Link, Postgres]]:
     except (subprocess.CalledProcessError, FileNotFoundError) as exc:
         link.remove()
         pytest.skip(f"NO NETWORK NAMESPACE here ({exc}): the link-cut workflow test did not run")
-    server = Postgres(bindir)
+    server = Postgres(bindir, listen=f"127.0.0.1,{link.address}", hba=(f"host all all {link.address}/24 trust",))
     try:
-        yield link, server.start(also=link.address)
+        yield link, server.start()
     finally:
         server.stop()
         link.remove()
@@ -270,7 +265,7 @@ async def test_link_cut_host_recovered_by_another_machine(
     link, server = linked
     sessions = tmp_path / "shared-sessions"
     sessions.mkdir()
-    far = server.url("link_cut").replace("127.0.0.1", link.address)
+    far = server.url("link_cut", host=link.address)
     a = Machine(tmp_path, "alpha", mock, far, sessions, can_unshare(), netns=link.ns, address=link.address)
     b = Machine(tmp_path, "beta", mock, server.url("link_cut"), sessions, can_unshare())
     project = tmp_path / "project"

@@ -13,6 +13,7 @@ from typing import Any
 
 from atomic_host.core.options import Options
 from atomic_host.kit.log import log
+from atomic_host.plugins.faults import host_exit
 
 
 def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
@@ -178,5 +179,5 @@ def run_to_exit(main: Any) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 141, 143):
-        os._exit(code)
+        host_exit(code)
     return code
