@@ -32,7 +32,7 @@ from dbos._dbos import _get_dbos_instance
 from dbos._serialization import Serializer
 
 from atomic_host.kit import secrets
-from builtin_plugins.workflows.leases import KEEPALIVE
+from atomic_host.kit.database import CLIENT_KEEPALIVES
 
 if TYPE_CHECKING:
     from builtin_plugins.workflows.engine import WorkflowEngine
@@ -176,7 +176,7 @@ def launch(engine: WorkflowEngine, url: str, executor_id: str, projects: list[st
             "pool_size": POOL_SIZE,
             "max_overflow": 0,
             "pool_timeout": 30,
-            "connect_args": {"application_name": f"atomic:{executor_id}"[:63], **KEEPALIVE},
+            "connect_args": {**CLIENT_KEEPALIVES, "application_name": f"atomic:{executor_id}"[:63]},
         }
     DBOS(config=config)  # type: ignore[arg-type]
     queues = [queue_name(p) for p in projects]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.results import RecoverResult
+from atomic_host.kit.database import ENV_URL
 from atomic_host.kit.log import log
 from builtin_plugins.workflows.definitions import Definition, DefinitionError, discover, render
 from builtin_plugins.workflows.leases import Leases, leases_for
@@ -114,12 +115,17 @@ class WorkflowEngine:
     # --- DBOS, on first use ---
 
     def database_url(self) -> str:
-        url = os.environ.get("DBOS_SYSTEM_DATABASE_URL")
-        if not url:
-            conf = self.api.settings.get("workflows")
-            url = conf.get("databaseUrl") if isinstance(conf, dict) else None
-        if isinstance(url, str) and url:
-            return url
+        """``DBOS_SYSTEM_DATABASE_URL``, settings ``workflows.databaseUrl``, else the shared
+        database of the sessions (``ATOMIC_DATABASE_URL``, settings ``database.url``; a URL, not a
+        ``key=value`` string), else SQLite under the agent dir."""
+        for url in (
+            os.environ.get("DBOS_SYSTEM_DATABASE_URL"),
+            _setting(self.api.settings, "workflows", "databaseUrl"),
+            os.environ.get(ENV_URL),
+            _setting(self.api.settings, "database", "url"),
+        ):
+            if isinstance(url, str) and "://" in url:
+                return url
         return f"sqlite:///{self.sqlite_path()}"
 
     def sqlite_path(self) -> Path:
@@ -754,6 +760,11 @@ def _session_model(entries: list[dict[str, Any]]) -> tuple[str | None, str | Non
         if model is not None and thinking is not None:
             break
     return model, thinking
+
+
+def _setting(settings: dict[str, Any], section: str, key: str) -> Any:
+    conf = settings.get(section)
+    return conf.get(key) if isinstance(conf, dict) else None
 
 
 def _sqlite_file(url: str) -> Path | None:

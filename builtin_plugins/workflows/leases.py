@@ -4,7 +4,8 @@ Each process that launches DBOS holds a lease named by its executor id for as lo
 
 - PostgreSQL: a session advisory lock on a connection of its own (``pg_advisory_lock(CLASS,
   key)``). The server drops it when the process dies, or when the connection is found dead (the
-  connection asks for TCP keepalives and ``tcp_user_timeout``: about 10 s after a link is cut).
+  connection sets the server's TCP keepalives and ``tcp_user_timeout``, as the session store's
+  do: about 10 s after a link is cut).
   Any process reads who holds one from ``pg_locks``.
 - SQLite (one machine): an ``flock`` on ``workflows.leases/<executor>.lock`` next to the
   database file; the kernel drops it when the process dies.
@@ -22,13 +23,14 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from atomic_host.kit.database import CLIENT_KEEPALIVES, SERVER_KEEPALIVES
+
 CLASS = 0x61746F6D
 """The first key of every advisory lock of this plugin (``atom``); the second is the executor's."""
 SWEEP = 0
-KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
-SERVER_KEEPALIVE = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3"
-"""The server side of the same: a cut link frees the lease in ~5 + 2 x 3 s (PostgreSQL also takes
-``tcp_user_timeout`` from 12 on; set it in the server config where unacknowledged data may hang)."""
+SERVER_OPTIONS = " ".join(f"-c {name}={value}" for name, value in SERVER_KEEPALIVES.items())
+"""The server ends the backend of a machine that died or lost its link in ~10 s (kit/database.py):
+that frees its lease."""
 
 
 class Leases(Protocol):
@@ -64,11 +66,10 @@ class PostgresLeases:
         scheme, sep, rest = self.url.partition("://")
         url = scheme.split("+", 1)[0] + sep + rest  # postgresql+psycopg:// is SQLAlchemy's spelling
         settings: dict[str, Any] = {
+            **CLIENT_KEEPALIVES,
             "autocommit": True,
-            "options": SERVER_KEEPALIVE,
-            "connect_timeout": 10,
+            "options": SERVER_OPTIONS,
             "application_name": "atomic-lease",
-            **KEEPALIVE,
         }
         try:
             conn = psycopg.connect(url, **settings)
