@@ -35,13 +35,13 @@ def mock() -> Iterator[MockModel]:
         server.stop()
 
 
-def machines(tmp_path: Path, mock: MockModel, url: str, *names: str) -> list[Machine]:
+def machines(tmp_path: Path, mock: MockModel, url: str, *names: str, store: str = "dir") -> list[Machine]:
     uts = can_unshare()
     if not uts:
         print("NOTE: unshare --uts is not permitted here: the machines share this hostname")
     sessions = tmp_path / "shared-sessions"
     sessions.mkdir(exist_ok=True)
-    return [Machine(tmp_path, name, mock, url, sessions, uts) for name in names]
+    return [Machine(tmp_path, name, mock, url, sessions, uts, store=store) for name in names]
 
 
 async def start_run(client, input_text: str) -> tuple[str, str, str]:
@@ -56,22 +56,26 @@ async def start_run(client, input_text: str) -> tuple[str, str, str]:
     return started["runId"], state["sessionId"], state["sessionLocation"]
 
 
+@pytest.mark.parametrize("store", ["dir", "postgres"])
 async def test_killed_host_recovered_by_another_machine_without_a_command(
-    postgres_server: Postgres, tmp_path: Path, mock: MockModel
+    postgres_server: Postgres, tmp_path: Path, mock: MockModel, store: str
 ) -> None:
     """Beta is a host of the same project with a session of its own: it continues alpha's run
     headless (the stage sessions belong to alpha's session, beta's client hears nothing of it) and
-    adds the final message to alpha's stored session, once."""
-    url = postgres_server.url("recover_alone")
-    a, b = machines(tmp_path, mock, url, "alpha", "beta")
+    adds the final message to alpha's stored session, once. ``dir``: a shared session directory;
+    ``postgres``: sessions in the postgres store, and the runs in the same database by default."""
+    url = postgres_server.url(f"recover_alone_{store}")
+    if store == "postgres":
+        postgres_server.psql(f"CREATE DATABASE recover_alone_{store}")  # the operator's createdb
+    a, b = machines(tmp_path, mock, url, "alpha", "beta", store=store)
     project = tmp_path / "project"
     project.mkdir()
     mock.hold.add(("STAGE-2", "kill"))
     async with a.host(project) as client, b.host(project) as other:
         await other.prompt_and_wait("my own work")
-        other_file = (await other.call("get_state"))["sessionLocation"]
+        other_session = (await other.call("get_state"))["sessionLocation"]
         await other.call("list_workflow_runs")  # DBOS launched: beta serves the project
-        run_id, session_id, session_file = await start_run(client, "kill")
+        run_id, session_id, session = await start_run(client, "kill")
         await until(lambda: mock.count("STAGE-2 kill") == 1)
         assert mock.by_key("STAGE") == {a.key: 2}  # alpha runs its own run
         assert client.proc is not None
@@ -81,20 +85,20 @@ async def test_killed_host_recovered_by_another_machine_without_a_command(
         mock.hold.clear()
         await until(lambda: mock.count("STAGE-2 kill") == 2, timeout=20)
         recovered_after = mock.first_time("STAGE-2 kill", after=killed) - killed
-        await until(lambda: finals_in(session_file, run_id) == 1, timeout=20)
+        await until(lambda: a.finals(session, run_id) == 1, timeout=20)
         await asyncio.sleep(1.5)  # nothing more comes
         assert mock.count("STAGE-1 kill") == 1  # stage 1 not run again
         assert mock.count("STAGE-2 kill") == 2  # stage 2 once more
         assert mock.count("STAGE-3 kill") == 1
         assert mock.by_key("STAGE-3") == {b.key: 1}
-        assert finals_in(session_file, run_id) == 1  # the owner got the final message once
-        assert finals_in(other_file, run_id) == 0
+        assert a.finals(session, run_id) == 1  # the owner got the final message once
+        assert a.finals(other_session, run_id) == 0
         assert not [e for e in other.events if e.get("runId") == run_id]  # beta's client heard nothing
-        stages = stage_headers(a.sessions, run_id)
+        stages = a.stage_headers(run_id)
         assert {h["workflow"]["stageName"] for h in stages} == {"one", "two", "three"}
-        assert {h["parentSession"] for h in stages} == {session_file}  # never beta's session
+        assert {h["parentSession"] for h in stages} == {session}  # never beta's session
         assert recovered_after < 2.0, recovered_after
-        print(f"recovered {recovered_after:.2f} s after SIGKILL")
+        print(f"recovered {recovered_after:.2f} s after SIGKILL ({store})")
     async with a.host(project, "--session", session_id) as again:  # the record says so too
         detail = await again.call("get_workflow_run_summary", runId=run_id)
         assert detail["status"] == "completed"
@@ -102,20 +106,10 @@ async def test_killed_host_recovered_by_another_machine_without_a_command(
         assert detail["output"] == "out-3-kill"
         report = await again.call("start_pending_recovery")
         assert report["completions"] == 0 and report.get("resumed", 0) == 0
-    assert finals_in(session_file, run_id) == 1
-
-
-def stage_headers(sessions: Path, run_id: str) -> list[dict[str, object]]:
-    """The headers of the stored stage sessions of ``run_id``."""
-    import json
-
-    headers = []
-    for path in sessions.rglob("*.jsonl"):
-        with open(path, encoding="utf-8") as fh:
-            header = json.loads(fh.readline())
-        if isinstance(header.get("workflow"), dict) and header["workflow"].get("runId") == run_id:
-            headers.append(header)
-    return headers
+    assert a.finals(session, run_id) == 1
+    if store == "postgres":  # the runs went to the sessions' database: no SQLite file anywhere
+        assert not list(tmp_path.rglob("workflows.sqlite"))
+        assert sql(url, "SELECT count(*) FROM dbos.workflow_status")[0][0] == 1
 
 
 async def kill_in_stage_two(machine: Machine, project: Path, mock: MockModel, name: str) -> tuple[str, str]:

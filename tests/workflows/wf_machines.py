@@ -145,9 +145,12 @@ class Machine:
         uts: bool,
         netns: str | None = None,
         address: str = "127.0.0.1",
+        store: str = "dir",
     ) -> None:
-        """``netns``: run its processes in that network namespace, reaching the mock at ``address``."""
-        self.name, self.uts, self.netns = name, uts, netns
+        """``netns``: run its processes in that network namespace, reaching the mock at ``address``.
+        ``store``: ``dir`` (the shared session directory; the runs in ``database``) or ``postgres``
+        (sessions and runs in ``database``, the store's ``ATOMIC_DATABASE_URL``)."""
+        self.name, self.uts, self.netns, self.store, self.database = name, uts, netns, store, database
         self.home = root / name
         self.agent = self.home / "agent"
         self.key = f"key-{name}"
@@ -156,7 +159,8 @@ class Machine:
         model = {"id": "m-mock", "contextWindow": 200000, "maxTokens": 32000, "cost": {"input": 1, "output": 2}}
         provider = {"baseUrl": mock.url_at(address), "api": "anthropic-messages", "apiKey": self.key, "models": [model]}
         (self.agent / "models.json").write_text(json.dumps({"providers": {"mock": provider}}))
-        (self.agent / "settings.json").write_text(json.dumps({**QUIET, "workflows": {"databaseUrl": database}}))
+        settings = {**QUIET, "workflows": {"databaseUrl": database}} if store == "dir" else QUIET
+        (self.agent / "settings.json").write_text(json.dumps(settings))
         (self.agent / "workflows").mkdir(exist_ok=True)
         (self.agent / "workflows" / "three.toml").write_text(THREE_STAGES)
 
@@ -165,7 +169,35 @@ class Machine:
         for k in ("ATOMIC_FAUX_SCRIPT", "ATOMIC_FAUX_LOG"):
             env.pop(k, None)
         env["HOME"] = str(self.home)
+        if self.store == "postgres":
+            env["ATOMIC_DATABASE_URL"] = self.database
         return env
+
+    def store_args(self) -> list[str]:
+        if self.store == "postgres":
+            return ["--session-store", "postgres"]
+        return ["--session-dir", str(self.sessions)]
+
+    def finals(self, session: str, run_id: str) -> int:
+        """How many final messages of ``run_id`` the stored session (its location) holds."""
+        if self.store == "dir":
+            return finals_in(session, run_id)
+        from pg_helpers import stored_entries
+
+        entries = stored_entries(self.database, session.rpartition("#")[2])
+        return sum(1 for e in entries if _is_final(e, run_id))
+
+    def stage_headers(self, run_id: str) -> list[dict[str, Any]]:
+        """The headers of the stored stage sessions of ``run_id``."""
+        if self.store == "dir":
+            paths = self.sessions.rglob("*.jsonl")
+            headers = []
+            for path in paths:
+                with open(path, encoding="utf-8") as fh:
+                    headers.append(json.loads(fh.readline()))
+        else:
+            headers = [json.loads(h) for (h,) in sql(self.database, "SELECT header FROM atomic_sessions")]
+        return [h for h in headers if isinstance(h.get("workflow"), dict) and h["workflow"].get("runId") == run_id]
 
     def command(self, *argv: str) -> list[str]:
         """``python -m atomic_host *argv`` on this machine (under its own hostname when permitted)."""
@@ -178,7 +210,7 @@ class Machine:
     async def host(self, project: Path, *args: str):
         """An ``atomic --mode rpc`` host in ``project`` on the shared session directory."""
         client = RpcClient(
-            ["--model", MODEL, "--session-dir", str(self.sessions), *args],
+            ["--model", MODEL, *self.store_args(), *args],
             command=self.command("--mode", "rpc"),
             cwd=str(project),
             env=self.env(),
@@ -193,7 +225,7 @@ class Machine:
     async def worker(self, *projects: Path) -> asyncio.subprocess.Process:
         """``atomic worker`` serving ``projects``; returns once it says it serves them."""
         proc = await asyncio.create_subprocess_exec(
-            *self.command("worker", "--session-dir", str(self.sessions), *map(str, projects)),
+            *self.command("worker", *self.store_args(), *map(str, projects)),
             cwd=str(projects[0]),
             env=self.env(),
             stdin=subprocess.DEVNULL,
@@ -242,13 +274,14 @@ def custom_messages(session_file: str) -> list[dict[str, Any]]:
     return [e for e in entries if e.get("type") == "custom_message"]
 
 
+def _is_final(entry: dict[str, Any], run_id: str) -> bool:
+    details = entry.get("details")
+    return entry.get("type") == "custom_message" and isinstance(details, dict) and details.get("runId") == run_id
+
+
 def finals_in(session_file: str, run_id: str) -> int:
-    """How many ``workflow`` custom messages of ``run_id`` the stored session holds."""
-    return sum(
-        1
-        for e in custom_messages(session_file)
-        if isinstance(e.get("details"), dict) and e["details"].get("runId") == run_id
-    )
+    """How many ``workflow`` custom messages of ``run_id`` the stored session file holds."""
+    return sum(1 for e in custom_messages(session_file) if _is_final(e, run_id))
 
 
 def sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
