@@ -11,10 +11,12 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable
 
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
     from atomic_host.core.options import Options
     from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.plugins.manager import PluginRecord
 
 
 class ApiHost(HostServices, Protocol):
@@ -28,6 +30,12 @@ class ApiHost(HostServices, Protocol):
     def register_tool(self, tool: Tool) -> None: ...
 
     def unregister_tool(self, name: str) -> None: ...
+
+    def calling_plugin(self) -> PluginRecord | None: ...
+
+    def register_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None: ...
+
+    def unregister_provider(self, provider_id: str) -> bool: ...
 
 
 class ExtensionAPI:
@@ -153,6 +161,15 @@ class ExtensionAPI:
 
     def set_active_tools(self, names: list[str]) -> None:
         self._rt.tools.set_active(names)
+
+    def register_provider(self, item: ApiImpl | ProviderInfo) -> None:
+        """Add a wire API or a provider at run time (see ``HostAPI.register_provider``)."""
+        record = self._rt.calling_plugin()
+        self._rt.register_provider(item, record.name if record is not None else "runtime")
+
+    def unregister_provider(self, provider_id: str) -> None:
+        """Remove a provider at run time (see :meth:`atomic_host.contract.host.HostAPI.unregister_provider`)."""
+        self._rt.unregister_provider(provider_id)
 
     def register_tool(self, tool: Tool) -> None:
         """Add a tool at run time (see :meth:`atomic_host.contract.host.HostAPI.register_tool`)."""

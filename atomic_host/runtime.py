@@ -80,6 +80,8 @@ class Runtime:
         self.commands = CommandRegistry()
         self.providers: list[ProviderInfo] = []
         self.apis: dict[str, ApiImpl] = {}
+        self.shadowed_providers: list[ProviderInfo] = []
+        """Providers a later registration of the same id replaced (:meth:`unregister_provider` restores them)."""
         self._models: ModelRegistry | None = None
         self._store: SessionStore | None = None
         self.session: AgentSession | None = None
@@ -157,8 +159,6 @@ class Runtime:
             if self._models is not None:
                 self._models = None
             return
-        from atomic_host.contract.providers import ApiImpl, ProviderInfo
-
         builtin = record.source == "builtin"
 
         def contribute(hook: str, register: Callable[[Any], None]) -> None:
@@ -168,16 +168,7 @@ class Runtime:
         contribute("register_tools", lambda t: self.tools.add(t, name, path, builtin=builtin))
         contribute("register_commands", lambda c: self.commands.add(c, name, path))
 
-        def register_provider(item: ApiImpl | ProviderInfo) -> None:
-            item.plugin = name
-            if isinstance(item, ApiImpl):
-                self.apis[item.api] = item
-            elif isinstance(item, ProviderInfo):
-                self.providers = [p for p in self.providers if p.id != item.id] + [item]
-            else:
-                raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
-
-        contribute("register_providers", register_provider)
+        contribute("register_providers", lambda item: self.add_provider(item, name))
 
         def register_workflow(item: Any) -> None:
             from atomic_host.contract.registrations import WorkflowDefinition
@@ -195,6 +186,54 @@ class Runtime:
             self.forget(name)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
+
+    # --- providers (register_providers, and api.register_provider / unregister_provider at run time) ---
+
+    def add_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None:
+        """File a wire API or a provider for ``plugin``; a provider replaces one with its id (kept,
+        to come back when the newer one is unregistered). The model registry is rebuilt on next use."""
+        from atomic_host.contract.providers import ApiImpl, ProviderInfo
+
+        item.plugin = plugin
+        if isinstance(item, ApiImpl):
+            self.apis[item.api] = item
+        elif isinstance(item, ProviderInfo):
+            replaced = [p for p in self.providers if p.id == item.id]
+            self.shadowed_providers.extend(replaced)
+            self.providers = [p for p in self.providers if p.id != item.id] + [item]
+        else:
+            raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
+        self._models = None
+
+    def register_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None:
+        """``api.register_provider``: as at load, and the active session's model is refreshed from the
+        new catalog (a provider registered again with another ``base_url`` moves it)."""
+        self.add_provider(item, plugin)
+        self._refresh_session_model()
+
+    def unregister_provider(self, provider_id: str) -> bool:
+        """``api.unregister_provider``: remove the provider ``provider_id`` (the one it replaced, if
+        any, comes back); False when none is registered under that id."""
+        if not any(p.id == provider_id for p in self.providers):
+            return False
+        self.providers = [p for p in self.providers if p.id != provider_id]
+        earlier = [p for p in self.shadowed_providers if p.id == provider_id]
+        if earlier:  # the latest one it replaced, if its plugin is still loaded
+            self.shadowed_providers.remove(earlier[-1])
+            record = self.plugins.records.get(earlier[-1].plugin)
+            if record is not None and record.status == "loaded":
+                self.providers.append(earlier[-1])
+        self._models = None
+        self._refresh_session_model()
+        return True
+
+    def _refresh_session_model(self) -> None:
+        agent = self.session
+        model = agent.model if agent is not None else None
+        if agent is not None and model is not None:
+            fresh = self.models.find(model.get("provider", ""), model.get("id", ""))
+            if fresh is not None:
+                agent.model = fresh
 
     # --- tools registered at run time (api.register_tool / unregister_tool) ---
 
@@ -223,6 +262,21 @@ class Runtime:
             raise HostError(f'Tool "{name}" is built in; deactivate it with set_active_tools instead')
         self.tools.remove(name)
         apply_selection(self)
+
+    def calling_plugin(self) -> PluginRecord | None:
+        """The plugin whose code called into the API: the nearest frame, up the stack, in one of the
+        plugins' modules (a local extension's helper module is found through the extension that
+        called it). None for host code."""
+        import sys
+
+        modules = {r.module.__name__: r for r in self.plugins.records.values() if r.module is not None}
+        frame = sys._getframe(1)
+        while frame is not None:
+            found = modules.get(frame.f_globals.get("__name__", ""))
+            if found is not None:
+                return found
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
 
     def _owner_record(self, tool: Tool) -> PluginRecord | None:
         handler = tool.handler

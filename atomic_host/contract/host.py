@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import UI, Tool
 
@@ -101,6 +102,18 @@ class HostAPI(Protocol):
     def get_active_tools(self) -> list[str]: ...
 
     def set_active_tools(self, names: list[str]) -> None: ...
+
+    def register_provider(self, item: ApiImpl | ProviderInfo) -> None:
+        """Add a wire API (``ApiImpl``) or a provider and its models (``ProviderInfo``) at any time,
+        as ``register_providers`` does at load: a provider replaces one with the same id (which
+        comes back when this one is unregistered). Its models are in ``get_available_models`` at
+        once, and the active session's model is refreshed from the new catalog."""
+        ...
+
+    def unregister_provider(self, provider_id: str) -> None:
+        """Remove the provider ``provider_id`` and its models (the provider it replaced, if any,
+        comes back). No effect when none is registered under that id."""
+        ...
 
     def register_tool(self, tool: Tool) -> None:
         """Add (or replace one of your own) tool at any time; the model sees it from its next call

@@ -21,6 +21,7 @@ from atomic_host.contract.events import ContextEvent, MessageEndEvent, SessionIn
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.engine.emitter import Emitter
 from atomic_host.engine.model_state import ModelState
+from atomic_host.engine.provider_hooks import provider_hooks
 from atomic_host.engine.system_prompt import build_system_prompt, load_context_files
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ class ActiveSession:
             max_retries=settings.int("retry.provider.maxRetries", 0),
             max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
             http_client=rt.http_client() if model and rt.models.needs_http(model["api"]) else None,
+            provider_hooks=provider_hooks(rt.hooks, model) if model else None,
         )
 
     def stream_fn(self, api: str) -> StreamFn | None:
