@@ -198,11 +198,17 @@ class ActiveSession:
             # and more on a busy machine, so in a thread, where the loop stays free for abort.
             await asyncio.to_thread(lambda: [t.json_schema() for t in tools])
         if not system_prompt:
-            # The context files are stat-ed each request (an edit shows on the next one) and read
-            # only when changed, a big one in a thread: the loop never waits on their I/O.
-            context = await load_context_files(rt.agent_dir, self.cwd)
-            system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
+            system_prompt = await self.system_prompt(tools)
         return {"systemPrompt": system_prompt, "messages": messages, "tools": [t.to_llm() for t in tools]}
+
+    async def system_prompt(self, tools: list[Tool] | None = None) -> str:
+        """The host's system prompt of the next model call (for ``tools``, default the model's)."""
+        rt = self._rt
+        # The context files are stat-ed each request (an edit shows on the next one) and read
+        # only when changed, a big one in a thread: the loop never waits on their I/O.
+        context = await load_context_files(rt.agent_dir, self.cwd)
+        tools = self.model_tools() if tools is None else tools
+        return build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
 
     def stream_options(self, signal: asyncio.Event | None = None) -> StreamOptions:
         """Neutral provider options from the session state and settings; ``signal`` aborts the call."""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         GetEntries,
         GetWorkflowRunSummary,
         ImportSession,
+        InvokeShortcut,
         ListWorkflowRuns,
         NavigateTree,
         NewSession,
@@ -180,18 +181,27 @@ class Handlers:
         return report(self.rt)
 
     async def on_get_commands(self) -> Any:
-        order = {"extension": 0, "prompt": 1, "skill": 2}
-        commands = []
-        for c in sorted(self.rt.commands.all(), key=lambda c: order.get(c.source, 3)):
-            item: dict[str, Any] = {"name": c.name, "source": c.source}
-            if c.description:
-                item["description"] = c.description
-            if c.location and c.source != "extension":
-                item["location"] = c.location
-            if c.path:
-                item["path"] = c.path
-            commands.append(item)
-        return {"commands": commands}
+        return {"commands": self.rt.commands.listing()}
+
+    async def on_reload(self) -> Any:
+        await self.rt.reload()
+        return NO_DATA
+
+    async def on_get_shortcuts(self) -> Any:
+        return {"shortcuts": self.rt.shortcuts.listing()}
+
+    async def on_invoke_shortcut(self, cmd: InvokeShortcut) -> Any:
+        from atomic_host.engine.prompting import run_handler
+
+        shortcut = self.rt.shortcuts.get(cmd.key)
+        if shortcut is None:
+            raise CommandFailed(f"Shortcut not found: {cmd.key}")
+        failed = await run_handler(
+            self.rt, shortcut.handler, (self.rt.api,), shortcut.plugin, f"shortcut:{shortcut.key}", "shortcut"
+        )
+        if failed is not None:  # upstream answers the handler's exception as the command's error
+            raise CommandFailed(failed)
+        return NO_DATA
 
     async def on_get_command_completions(self, cmd: GetCommandCompletions) -> Any:
         from atomic_host.contract.tools import resolve

@@ -52,6 +52,12 @@ class RpcServer:
         self.tasks: set[asyncio.Task[None]] = set()
         self.exit_code = 0
         self._stop = asyncio.Event()
+        self._leave = asyncio.Event()
+
+    def request_shutdown(self) -> None:
+        """End as at EOF (exit 0): the commands received so far finish, then ``on_eof``
+        (``api.shutdown()`` from a plugin)."""
+        self._leave.set()
 
     async def serve(self) -> int:
         loop = asyncio.get_running_loop()
@@ -61,13 +67,16 @@ class RpcServer:
         worker = asyncio.create_task(self._ordinary_lane())
         reader = asyncio.create_task(self._read(lines))
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
+        leave = asyncio.create_task(self._leave.wait())
+        await asyncio.wait({reader, stop, leave}, return_when=asyncio.FIRST_COMPLETED)
         if self._stop.is_set():  # signal: leave now, sessions are already durable
             reader.cancel()
             worker.cancel()
             return self.exit_code
         stop.cancel()
-        # EOF: finish every command already received, then shut down cleanly.
+        leave.cancel()
+        reader.cancel()  # after EOF it is done; after request_shutdown, later lines are not read
+        # EOF (or request_shutdown): finish every command already received, then shut down cleanly.
         await self.ordinary.put(None)
         await worker
         await self.on_eof()
