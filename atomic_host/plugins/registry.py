@@ -165,7 +165,7 @@ class ShortcutRegistry:
 
     @staticmethod
     def normal(key: str) -> str:
-        return "+".join(part.strip() for part in key.strip().lower().split("+"))
+        return "+".join(part.strip() for part in key.strip().casefold().split("+"))
 
     def add(self, shortcut: Shortcut) -> Shortcut | None:
         """File ``shortcut``; returns the one it replaced, if any."""
