@@ -333,12 +333,7 @@ class ExtensionAPI:
             replace_instructions=replace_instructions,
             label=label,
         )
-        data: dict[str, Any] = {"cancelled": move.cancelled}
-        if move.editor_text is not None:
-            data["editorText"] = move.editor_text
-        if move.summary_entry is not None:
-            data["summaryEntry"] = move.summary_entry
-        return data
+        return move.wire()
 
     async def reload(self) -> None:
         """Discover extensions, prompt templates, skills and settings again (as ``reload``)."""

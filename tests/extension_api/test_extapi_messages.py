@@ -12,12 +12,12 @@ from atomic_host.testing import start_host
 
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
-SENDER = """
+SENDER = f"""
 from atomic_host import SlashCommand, hookimpl
 
 async def look(args, api):
-    await api.send_user_message([{"type": "text", "text": "what is this?"},
-                                 {"type": "image", "data": "%s", "mimeType": "image/png"}])
+    await api.send_user_message([{{"type": "text", "text": "what is this?"}},
+                                 {{"type": "image", "data": "{PIXEL}", "mimeType": "image/png"}}])
 
 async def expand(args, api):
     await api.send_user_message("/greet Bob", expand_prompt_templates=True)
@@ -26,14 +26,14 @@ async def literal(args, api):
     await api.send_user_message("/greet Ann")
 
 async def notes(args, api):
-    await api.send_messages([{"customType": "note", "content": "one"},
-                             {"customType": "note", "content": "two", "display": False}], trigger_turn=True)
+    await api.send_messages([{{"customType": "note", "content": "one"}},
+                             {{"customType": "note", "content": "two", "display": False}}], trigger_turn=True)
 
 @hookimpl
 def register_commands(register):
     for name, fn in [("look", look), ("expand", expand), ("literal", literal), ("notes", notes)]:
         register(SlashCommand(name=name, handler=fn))
-""" % PIXEL
+"""
 
 
 def _user_texts(call: dict) -> list:
@@ -158,7 +158,8 @@ async def test_an_undeclared_flag_stops_the_start(tmp_path: Path) -> None:
     import sys
 
     ext = plugin(tmp_path / "flags.py", FLAGS)
-    for extra, message in [(["--nope"], "Unknown option: --nope"), (["--level"], 'Extension flag "--level" requires a value')]:
+    cases = [(["--nope"], "Unknown option: --nope"), (["--level"], 'Extension flag "--level" requires a value')]
+    for extra, message in cases:
         done = subprocess.run(
             [sys.executable, "-m", "atomic_host", "--mode", "rpc", "--no-session", "-e", str(ext), *extra],
             input="", capture_output=True, text=True, timeout=60,

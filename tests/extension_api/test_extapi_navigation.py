@@ -66,7 +66,7 @@ async def test_commands_and_shortcuts_move_between_sessions(tmp_path: Path) -> N
         host.faux.push("first answer")
         await c.prompt_and_wait("the first prompt")
         await c.prompt("/tour")
-        tour = [r for r in read_log(log) if "moved" in r][0]
+        tour = next(r for r in read_log(log) if "moved" in r)
         assert tour["fresh"] == {"cancelled": False} and tour["back"] == {"cancelled": False}
         assert tour["second"] != tour["first"] and tour["now"] == tour["first"]
         assert tour["moved"] == {"cancelled": False, "editorText": "the first prompt"}
@@ -79,7 +79,7 @@ async def test_commands_and_shortcuts_move_between_sessions(tmp_path: Path) -> N
         start = len(c.events)
         await c.prompt("the third prompt")
         await c.prompt("/branch")
-        fork = [r for r in read_log(log) if "forked" in r][0]
+        fork = next(r for r in read_log(log) if "forked" in r)
         assert [e["type"] for e in c.events[start:]].count("agent_end") == 1  # the run ended before the fork
         assert fork["forked"] == {"cancelled": False, "text": "the first prompt"}  # the first user entry
         assert fork["now"] != fork["source"] and (await c.get_state())["sessionId"] == fork["now"]
@@ -89,7 +89,7 @@ async def test_commands_and_shortcuts_move_between_sessions(tmp_path: Path) -> N
         host.faux.push("in the fork")
         await c.prompt_and_wait("a prompt in the fork")  # a fork before the first prompt is not saved yet
         assert await c.call("invoke_shortcut", key="ctrl+shift+C") is None
-        cloned = [r for r in read_log(log) if r.get("shortcut") == "clone"][0]
+        cloned = next(r for r in read_log(log) if r.get("shortcut") == "clone")
         assert cloned["cloned"] == {"cancelled": False} and cloned["now"] != cloned["source"]
         unknown = await c.request({"type": "invoke_shortcut", "key": "ctrl+q"})
         assert unknown == {**unknown, "success": False, "error": "Shortcut not found: ctrl+q"}

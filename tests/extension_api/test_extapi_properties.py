@@ -19,7 +19,7 @@ from atomic_host.testing import start_host
 PARSER = build_parser()
 KNOWN = ["--mode", "rpc", "--no-session", "--model", "faux/faux-1", "-e", "x.py", "--watch"]
 words = st.one_of(
-    st.sampled_from(KNOWN + ["--", "-", "--=", "--a=b=c", "--plan", "-x", "value", ""]),
+    st.sampled_from([*KNOWN, "--", "-", "--=", "--a=b=c", "--plan", "-x", "value", ""]),
     st.text(min_size=0, max_size=30),
     st.text(min_size=1, max_size=20).map(lambda t: "--" + t),
 )
@@ -36,15 +36,20 @@ def test_extension_flags_never_raise_and_keep_every_host_option(argv: list[str])
     assert not any(name in ("mode", "model", "watch", "no-session") for name in flags)
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,15}", fullmatch=True), st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True), max_size=8))
+NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,15}", fullmatch=True)
+VALUES = st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True)
+
+
+@given(st.dictionaries(NAMES, VALUES, max_size=8))
 @settings(max_examples=100, deadline=None)
 def test_extension_flags_round_trip(given_flags: dict[str, str]) -> None:
-    given_flags = {k: v for k, v in given_flags.items() if not any(o.startswith("--" + k) for o in PARSER._option_string_actions)}
+    options = PARSER._option_string_actions
+    given_flags = {k: v for k, v in given_flags.items() if not any(o.startswith("--" + k) for o in options)}
     argv = ["--mode", "rpc"]
     for name, value in given_flags.items():
         argv += [f"--{name}", value]
-    options, _ = parse_options(argv, PARSER)
-    assert options.mode == "rpc" and options.extension_flags == given_flags
+    parsed, _ = parse_options(argv, PARSER)
+    assert parsed.mode == "rpc" and parsed.extension_flags == given_flags
 
 
 def _cpu(fn: Any) -> float:
@@ -87,7 +92,7 @@ class _Plugins:
         self.reports.append((path, event, error))
 
 
-@given(st.lists(st.tuples(st.text(min_size=1, max_size=10), st.booleans()), max_size=30), st.text(min_size=1, max_size=10))
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=10), st.booleans()), max_size=30), st.text(min_size=1))
 @settings(max_examples=200, deadline=None)
 def test_the_bus_calls_each_listener_of_a_channel_once_and_contains_faults(listeners: list[Any], channel: str) -> None:
     plugins = _Plugins()

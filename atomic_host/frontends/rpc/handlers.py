@@ -411,12 +411,7 @@ class Handlers:
             replace_instructions=bool(options and options.replace_instructions),
             label=options.label if options else None,
         )
-        data: dict[str, Any] = {"cancelled": move.cancelled}
-        if move.summary_entry is not None:
-            data["summaryEntry"] = move.summary_entry
-        if move.editor_text is not None:
-            data["editorText"] = move.editor_text
-        return data
+        return move.wire()
 
     async def on_get_session_summary(self) -> Any:
         return {"summary": self.agent.session.summary()}
