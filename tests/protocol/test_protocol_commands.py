@@ -51,6 +51,7 @@ FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {
     "save_provider_credential": {"provider": "p", "credential": {"type": "api_key", "key": "k"}},
     "cancel_login_provider": {"provider": "p", "loginId": "l1"},
     "get_command_completions": {"commandName": "c", "argumentPrefix": "a"},
+    "invoke_shortcut": {"key": "ctrl+shift+f"},
     "extension_ui_response": {"id": "u1", "value": "v", "confirmed": True, "cancelled": False},
 }
 
