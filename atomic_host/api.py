@@ -266,9 +266,9 @@ class ExtensionAPI:
     # --- session control: from a slash command's or a shortcut's handler only ---
 
     def _in_command(self, what: str) -> None:
-        from atomic_host.engine.prompting import IN_COMMAND
+        from atomic_host.engine.prompting import in_command
 
-        if not IN_COMMAND.get():
+        if not in_command():
             raise HostError(f"api.{what}() is only available in a slash command's or a shortcut's handler")
 
     async def wait_for_idle(self) -> None:

@@ -26,10 +26,17 @@ if TYPE_CHECKING:
     from atomic_host.engine.services import HostServices
     from atomic_host.engine.summaries import Summarizer
 
-IN_COMMAND: ContextVar[bool] = ContextVar("atomic_in_command", default=False)
-"""True while a slash command's or a shortcut's handler runs (and in the tasks it starts): the
-session-changing calls of the API (``api.fork``, ``api.wait_for_idle``, …) are allowed there only,
-as upstream's command context, so a hook in the middle of a run cannot wait for that run."""
+IN_COMMAND: ContextVar[asyncio.Task[Any] | None] = ContextVar("atomic_in_command", default=None)
+"""The task running a slash command's or a shortcut's handler, while it runs: the session-changing
+calls of the API (``api.fork``, ``api.wait_for_idle``, …) are allowed in that task only, as
+upstream's command context. Tasks started meanwhile inherit the variable but are other tasks (a run
+the command started, an async listener): a hook in a run cannot wait for that run (:func:`in_command`)."""
+
+
+def in_command() -> bool:
+    """Whether the running code is a command's or a shortcut's handler (its own task)."""
+    task = IN_COMMAND.get()
+    return task is not None and task is asyncio.current_task()
 
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
@@ -193,7 +200,7 @@ async def run_handler(
     returned (None when it succeeded)."""
     import inspect  # with the first command: not on startup's path
 
-    token = IN_COMMAND.set(True)
+    token = IN_COMMAND.set(asyncio.current_task())
     try:
         result = handler(*args)
         if inspect.isawaitable(result):

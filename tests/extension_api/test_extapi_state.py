@@ -75,6 +75,13 @@ async def squash(args, api):
 async def quit_(args, api):
     api.shutdown()
 
+async def relay(args, api):
+    await api.send_user_message("run a tool")  # a run this command starts: its hooks are not the command
+
+@hookimpl
+async def tool_call(event, api):
+    await api.wait_for_idle()  # in the run itself: refused (it would wait for itself)
+
 @hookimpl
 async def input(event, api):
     if event.text == "wait in a hook":
@@ -93,6 +100,7 @@ def register_commands(register):
     register(SlashCommand(name="busy", handler=busy))
     register(SlashCommand(name="squash", handler=squash))
     register(SlashCommand(name="quit", handler=quit_))
+    register(SlashCommand(name="relay", handler=relay))
 """
 
 
@@ -124,6 +132,13 @@ async def test_abort_compact_idle_pending_and_shutdown_from_commands(tmp_path: P
         await c.wait_for_idle(after=before)
         [error] = [e for e in errors(c.events) if e["event"] == "input"]
         assert "api.wait_for_idle() is only available in a slash command's or a shortcut's handler" in error["error"]
+        host.faux.tool_call("bash", {"command": "echo relayed"})
+        host.faux.push("relayed")
+        before = len(c.events)
+        await c.prompt("/relay")
+        await c.wait_for_idle(after=before)
+        [gate] = [e for e in errors(c.events) if e["event"] == "tool_call"]
+        assert "api.wait_for_idle() is only available in a slash command's" in gate["error"]
         response = await c.request({"type": "prompt", "message": "/quit"})
         assert response["success"] and response["data"] == {"disposition": "handled"}
         await until(lambda: c.proc is not None and c.proc.returncode is not None)
