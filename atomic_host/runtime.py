@@ -348,6 +348,7 @@ class Runtime:
         self.commands.remove_plugin(plugin)
         self.shortcuts.remove_plugin(plugin)
         self.events.remove_plugin(plugin)
+        self.flags = {name: flag for name, flag in self.flags.items() if flag["plugin"] != plugin}
         self.providers = [p for p in self.providers if p.plugin != plugin]
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
         self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
@@ -400,6 +401,8 @@ class Runtime:
             raise HostError("Cannot reload while the agent is streaming")
         await self.hooks.acall("session_shutdown", event=SessionShutdownEvent("reload"))
         self.settings.reload()
+        self.plugins.hook_timeout_s = self.settings.int("hookTimeoutMs", 30000) / 1000
+        self.plugins.fail_closed_all = self.settings.bool("hooks.failClosed", False)
         current = set(self.local_extension_paths())
         for name, record in list(self.plugins.records.items()):
             if record.source == "local" and record.file not in current:
