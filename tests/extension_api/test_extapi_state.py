@@ -145,3 +145,35 @@ async def test_abort_compact_idle_pending_and_shutdown_from_commands(tmp_path: P
         assert c.proc.returncode == 0
     hooks = [r["hook"] for r in read_log(log) if "hook" in r]
     assert hooks[-2:] == ["session_shutdown", "host_shutdown"]
+
+
+def test_shutdown_in_print_mode_aborts_the_run(tmp_path: Path) -> None:
+    """Print mode has no client to leave: ``api.shutdown()`` aborts the run, and the one prompt ends."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    ext = plugin(
+        tmp_path / "stop.py",
+        """
+        from atomic_host import hookimpl
+
+        @hookimpl
+        def on_event(event, api):
+            if event["type"] == "message_update":
+                api.shutdown()
+        """,
+    )
+    script = tmp_path / "faux.jsonl"
+    script.write_text(json.dumps({"content": [{"type": "text", "text": "word " * 400}], "chunkDelayMs": 50}) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_")}
+    env.update(ATOMIC_CODING_AGENT_DIR=str(tmp_path / "agent"), ATOMIC_FAUX_SCRIPT=str(script))
+    done = subprocess.run(
+        [sys.executable, "-m", "atomic_host", "--provider", "faux", "--no-session", "-e", str(ext),
+         "--mode", "json", "-p", "talk for a long time"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    ends = [e for e in events if e.get("type") == "message_end" and e["message"]["role"] == "assistant"]
+    assert ends and ends[-1]["message"]["stopReason"] == "aborted", done.stderr
