@@ -1,0 +1,77 @@
+"""Text for the model: lines picked by a selector or offset/limit, head-truncated, under a ``[label]`` header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_host.contract.tools import ToolError, ToolResult
+from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, truncate_head
+from builtin_plugins.tools.sources.selector import Located, SelectorError
+
+
+def decode(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n")
+
+
+def text_result(
+    label: str, text: str, start: int, end: int | None, details: dict[str, Any], unit: str = "lines"
+) -> ToolResult:
+    """Lines ``start``..``end`` of ``text`` under a ``[label]`` header, head-truncated."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    if total == 0:
+        return ToolResult.text(f"[{label}]\n(empty file)", {**details, "totalLines": 0})
+    if start > total:
+        raise ToolError(f"Offset {start} is beyond the end of {label} ({total} lines)")
+    stop = total if end is None else min(end, total)
+    tr = truncate_head("\n".join(lines[start - 1 : stop]))
+    if tr.first_line_exceeds_limit:
+        size = len(lines[start - 1].encode("utf-8")) // 1024
+        raise ToolError(
+            f"Line {start} of {label} is {size} KiB, over the {DEFAULT_MAX_BYTES // 1024} KiB read limit. "
+            f"Use bash to see part of it, e.g. sed -n '{start}p' {label} | cut -c1-2000"
+        )
+    shown_last = start + tr.last_line - 1
+    note = ""
+    if (tr.truncated or stop < total) and shown_last < total:
+        note = f"\n\n[Showing lines {start}-{shown_last} of {total}. Continue with offset={shown_last + 1}.]"
+    details = {
+        **details,
+        "totalLines": total,
+        "firstLine": start,
+        "lastLine": shown_last,
+        "truncation": tr.to_details() if tr.truncated else None,
+    }
+    return ToolResult.text(f"[{label}]\n{tr.content}{note}", details)
+
+
+def select_lines(
+    label: str, text: str, located: Located | None, offset: int | None, limit: int | None, details: dict[str, Any]
+) -> ToolResult:
+    """The lines ``located``'s ranges (or ``offset``/``limit``) pick out of ``text``."""
+    ranges = ranges_of(located)
+    if ranges and len(ranges) > 1:
+        parts = [text_result(label, text, a, b, details) for a, b in ranges]
+        joined = "\n\n".join(p.content[0]["text"] for p in parts)
+        return ToolResult.text(joined, {**details, "ranges": [list(r) for r in ranges]})
+    if ranges:
+        start, end = ranges[0]
+    else:
+        start = offset or 1
+        end = start + limit - 1 if limit is not None else None
+    return text_result(label, text, start, end, details)
+
+
+def ranges_of(located: Located | None) -> list[tuple[int, int | None]] | None:
+    """The selector's ranges (None without one); a reversed range is a :class:`ToolError`."""
+    if located is None:
+        return None
+    try:
+        return located.ranges
+    except SelectorError as e:
+        raise ToolError(str(e)) from e
