@@ -13,7 +13,6 @@ deadline kills; URLs are fetched on the event loop with httpx (asynchronous, nev
 
 from __future__ import annotations
 
-import base64
 import difflib
 import os
 import stat
@@ -25,7 +24,8 @@ from pydantic import BaseModel, Field
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_name, display_path, looks_binary, resolve_path
 from builtin_plugins.tools.sources.documents import DocumentJob, document_kind
-from builtin_plugins.tools.sources.limits import DEFAULT_SECONDS, Budget, SourceError
+from builtin_plugins.tools.sources.images import image_result
+from builtin_plugins.tools.sources.limits import Budget, SourceError, time_budget
 from builtin_plugins.tools.sources.selector import Located, locate, scheme_of, split_tail
 from builtin_plugins.tools.sources.text import decode, ranges_of, select_lines
 
@@ -52,19 +52,6 @@ def image_mime(head: bytes) -> str | None:
     from atomic_host.kit.images import sniff_mime
 
     return sniff_mime(head)
-
-
-def read_settings(ctx: ToolContext) -> dict[str, Any]:
-    """The ``read`` object of the settings (``{}`` when absent or not an object)."""
-    value = ctx.settings.get("read") if isinstance(ctx.settings, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
-def time_budget(ctx: ToolContext) -> float:
-    seconds = read_settings(ctx).get("timeoutSeconds", DEFAULT_SECONDS)
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-        return DEFAULT_SECONDS
-    return float(seconds)
 
 
 def _kind_of(text: str, cwd: str) -> str | None:
@@ -99,24 +86,6 @@ def bytes_result(
             f"Cannot read binary file {label} ({len(data)} bytes). Use bash (e.g. xxd {label} | head) instead."
         )
     return select_lines(label, decode(data), located, params.offset, params.limit, details)
-
-
-def image_result(label: str, data: bytes, ctx: ToolContext, details: dict[str, Any]) -> ToolResult:
-    from atomic_host.kit.images import ImageProblem, prepare
-
-    auto = ctx.settings.get("images", {}).get("autoResize", True) if isinstance(ctx.settings, dict) else True
-    try:
-        out, mime, note = prepare(data, auto_resize=auto is not False)
-    except ImageProblem as e:
-        raise ToolError(f"Cannot read image {label}: {e}") from e
-    text = f"Read image file {label} [{mime}]" + (f" ({note})" if note else "")
-    return ToolResult(
-        [
-            {"type": "text", "text": text},
-            {"type": "image", "data": base64.b64encode(out).decode("ascii"), "mimeType": mime},
-        ],
-        {**details, "mimeType": mime, **({"resized": note} if note else {})},
-    )
 
 
 # --- directories and archives ---
@@ -155,14 +124,14 @@ def _archive(path: Path, rel: str, kind: str, located: Located, params: Params, 
     from builtin_plugins.tools.sources.archives import MissingMember, is_archive_dir, iter_members, read_member
 
     inner = (located.inner or "").strip("/")
-    budget = Budget(rel, time_budget(ctx), ctx.check_cancelled)
+    budget = Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)
     details: dict[str, Any] = {"path": str(path), "archive": kind}
     if inner:
         label = f"{rel}:{safe_name(inner)}"
         try:
             data = read_member(str(path), kind, inner, budget)
         except MissingMember:
-            members = list(iter_members(str(path), kind, Budget(rel, time_budget(ctx), ctx.check_cancelled)))
+            members = list(iter_members(str(path), kind, Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)))
             if not is_archive_dir(members, inner):
                 names = [m.name for m in members]
                 close = difflib.get_close_matches(inner, names, n=3, cutoff=0.5)
@@ -264,7 +233,7 @@ def _read_local(raw: str, params: Params, ctx: ToolContext, label: str | None = 
 def _sqlite(path: Path, rel: str, located: Located, params: Params, ctx: ToolContext) -> ToolResult:
     from builtin_plugins.tools.sources import sqlite
 
-    budget = Budget(rel, time_budget(ctx), ctx.check_cancelled)
+    budget = Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)
     details: dict[str, Any] = {"path": str(path), "kind": "sqlite"}
     try:
         if located.query is not None:
@@ -316,4 +285,4 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
         return job
     from builtin_plugins.tools.sources.documents import convert
 
-    return await convert(job, ctx, time_budget(ctx))
+    return await convert(job, ctx, time_budget(ctx.settings))

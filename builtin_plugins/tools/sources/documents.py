@@ -120,13 +120,34 @@ async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolRes
     located = job.located
     if ranges:  # the units are picked: offset/limit still page through their lines
         located = replace(located, selector=None)
-    title = f"{KIND_NAMES[job.kind]}" + (f", {result['total']} {units}s" if units else "")
-    text = f"({title})\n" + result["text"]
+    note = f"({KIND_NAMES[job.kind]}" + (f", {result['total']} {units}s)" if units else ")")
+    text = result["text"]
     details = {"path": str(job.path), "document": job.kind, **({f"{units}s": result["total"]} if units else {})}
     label = job.label + (f":{job.located.inner}" if job.located.inner else "")
     return await ctx.run_blocking(
-        lambda: select_lines(label, text, located, job.offset, job.limit, details), label="Read"
+        lambda: select_lines(label, text, located, job.offset, job.limit, details, note), label="Read"
     )
+
+
+async def convert_html(ctx: ToolContext, html: str, label: str, seconds: float) -> str:
+    """``html`` as markdown (with its title as a heading), converted in the child process."""
+    from atomic_host.contract.tools import ToolError
+    from builtin_plugins.tools._worker import run_in_worker
+
+    request = {"kind": "html", "data": html, "path": None}
+    result = await run_in_worker(
+        ctx,
+        "builtin_plugins.tools.sources.documents",
+        "convert_file",
+        request,
+        label=f"Reading {label}",
+        timeout=seconds,
+        site=True,
+        memory=MEMORY_LIMIT,
+    )
+    if "error" in result:
+        raise ToolError(f"Cannot read {label}: {result['error']}")
+    return result["text"]
 
 
 # --- the child process side (standard library + the document libraries) ---
@@ -305,8 +326,11 @@ def html_to_markdown(html: str | bytes) -> tuple[str, str | None]:
 
 
 def _html(request: dict[str, Any]) -> tuple[list[str], int]:
-    with open(request["path"], "rb") as f:
-        text, title = html_to_markdown(f.read())
+    if request.get("data") is not None:
+        text, title = html_to_markdown(request["data"])
+    else:
+        with open(request["path"], "rb") as f:
+            text, title = html_to_markdown(f.read())
     return [f"# {title}\n\n{text}" if title else text], 1
 
 

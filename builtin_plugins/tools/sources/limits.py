@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 MiB = 1024 * 1024
 MAX_MEMBER_BYTES = 64 * MiB
@@ -20,6 +20,20 @@ MAX_MEMBER_BYTES = 64 * MiB
 DEFAULT_SECONDS = 30.0
 """How long one read may take (setting ``read.timeoutSeconds``)."""
 CHUNK = 1 << 16
+
+
+def read_settings(settings: object) -> dict[str, Any]:
+    """The ``read`` object of the settings (``{}`` when absent or not an object)."""
+    value = settings.get("read") if isinstance(settings, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def time_budget(settings: object) -> float:
+    """``read.timeoutSeconds`` when it is a positive number, else :data:`DEFAULT_SECONDS`."""
+    seconds = read_settings(settings).get("timeoutSeconds", DEFAULT_SECONDS)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+        return DEFAULT_SECONDS
+    return float(seconds)
 
 
 class SourceError(Exception):

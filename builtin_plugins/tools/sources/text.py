@@ -10,6 +10,7 @@ from builtin_plugins.tools.sources.selector import Located, SelectorError
 
 
 def decode(data: bytes) -> str:
+    """File bytes as text: bad UTF-8 as U+FFFD, no byte order mark, CRLF as LF."""
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -17,15 +18,16 @@ def decode(data: bytes) -> str:
 
 
 def text_result(
-    label: str, text: str, start: int, end: int | None, details: dict[str, Any], unit: str = "lines"
+    label: str, text: str, start: int, end: int | None, details: dict[str, Any], note: str = ""
 ) -> ToolResult:
-    """Lines ``start``..``end`` of ``text`` under a ``[label]`` header, head-truncated."""
+    """Lines ``start``..``end`` of ``text`` under a ``[label]`` header (``note`` after it), head-truncated."""
+    header = f"[{label}] {note}" if note else f"[{label}]"
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     total = len(lines)
     if total == 0:
-        return ToolResult.text(f"[{label}]\n(empty file)", {**details, "totalLines": 0})
+        return ToolResult.text(f"{header}\n(empty file)", {**details, "totalLines": 0})
     if start > total:
         raise ToolError(f"Offset {start} is beyond the end of {label} ({total} lines)")
     stop = total if end is None else min(end, total)
@@ -37,9 +39,9 @@ def text_result(
             f"Use bash to see part of it, e.g. sed -n '{start}p' {label} | cut -c1-2000"
         )
     shown_last = start + tr.last_line - 1
-    note = ""
+    more = ""
     if (tr.truncated or stop < total) and shown_last < total:
-        note = f"\n\n[Showing lines {start}-{shown_last} of {total}. Continue with offset={shown_last + 1}.]"
+        more = f"\n\n[Showing lines {start}-{shown_last} of {total}. Continue with offset={shown_last + 1}.]"
     details = {
         **details,
         "totalLines": total,
@@ -47,16 +49,22 @@ def text_result(
         "lastLine": shown_last,
         "truncation": tr.to_details() if tr.truncated else None,
     }
-    return ToolResult.text(f"[{label}]\n{tr.content}{note}", details)
+    return ToolResult.text(f"{header}\n{tr.content}{more}", details)
 
 
 def select_lines(
-    label: str, text: str, located: Located | None, offset: int | None, limit: int | None, details: dict[str, Any]
+    label: str,
+    text: str,
+    located: Located | None,
+    offset: int | None,
+    limit: int | None,
+    details: dict[str, Any],
+    note: str = "",
 ) -> ToolResult:
-    """The lines ``located``'s ranges (or ``offset``/``limit``) pick out of ``text``."""
+    """The lines ``located``'s ranges (or ``offset``/``limit``) pick out of ``text``; ``note`` follows the header."""
     ranges = ranges_of(located)
     if ranges and len(ranges) > 1:
-        parts = [text_result(label, text, a, b, details) for a, b in ranges]
+        parts = [text_result(label, text, a, b, details, note) for a, b in ranges]
         joined = "\n\n".join(p.content[0]["text"] for p in parts)
         return ToolResult.text(joined, {**details, "ranges": [list(r) for r in ranges]})
     if ranges:
@@ -64,7 +72,7 @@ def select_lines(
     else:
         start = offset or 1
         end = start + limit - 1 if limit is not None else None
-    return text_result(label, text, start, end, details)
+    return text_result(label, text, start, end, details, note)
 
 
 def ranges_of(located: Located | None) -> list[tuple[int, int | None]] | None:
