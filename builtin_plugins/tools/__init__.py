@@ -15,9 +15,21 @@ TOOLS: dict[str, tuple[str, str]] = {
     "read": (
         "Read",
         (
-            "Read a file or directory. Text files are returned as plain text (at most 3000 lines / 50 KiB "
-            "per call; use offset/limit or a path selector like file.py:120-180 or file.py:120+40 for more). "
-            "Directories are shown as a tree, images as images, SQLite databases as a schema summary."
+            "Read files, directories, archives, SQLite databases, internal resources, images, documents, and URLs "
+            "through one path string.\n"
+            "- Text files come back as stored (at most 3000 lines / 50 KiB per call; use offset/limit or a "
+            "selector: file.py:120-180, file.py:120+40, file.py:1-20,90-99). Directories: a depth-2 tree.\n"
+            "- Archives (.zip .jar .whl .tar .tar.gz/.tgz .tar.bz2 .tar.xz .gz): a.zip lists members, "
+            "a.zip:dir/f.txt (or a.zip/dir/f.txt) reads one; nothing is extracted.\n"
+            "- SQLite: db.sqlite shows the schema, db.sqlite:table the rows (100 per page; db.sqlite:table:101-200), "
+            "db.sqlite?q=SELECT ... runs a read-only query.\n"
+            "- Documents as text: PDF (doc.pdf:2 or doc.pdf:2-3 select pages), DOCX, PPTX (:N selects slides), "
+            "XLSX (book.xlsx:Sheet), EPUB (chapters), Jupyter notebooks (cells and outputs; :raw for the JSON), "
+            "HTML as markdown with page.html:md.\n"
+            "- Images (PNG, JPEG, GIF, WebP) as images, checked and shrunk to fit 2000x2000.\n"
+            "- URLs: http:// and https:// pages as markdown (public addresses only unless allowed).\n"
+            "- Internal resources: skill://NAME (its SKILL.md), skill://NAME/FILE, artifact:// (the session's "
+            "saved full outputs: truncated bash logs, cut tool results) and artifact://NAME."
         ),
     ),
     "bash": (

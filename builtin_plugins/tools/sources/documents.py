@@ -97,6 +97,8 @@ async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolRes
 
     units = UNIT_NAMES.get(job.kind)
     ranges = job.located.ranges if units and job.kind != "xlsx" else None
+    if ranges:  # doc.pdf:2 is page 2 (a text file's :2 reads from line 2 on)
+        ranges = [(first, first if last is None else last) for first, last in ranges]
     request = {
         "kind": job.kind,
         "path": str(job.path),
@@ -175,8 +177,9 @@ class DocumentError(Exception):
     pass
 
 
-def _wanted(ranges: list[list[int | None]] | None, total: int) -> list[int]:
-    """0-based indexes of the units ``ranges`` pick (all when None)."""
+def _wanted(request: dict[str, Any], total: int) -> list[int]:
+    """0-based indexes of the units the request's ranges pick (all when it has none)."""
+    ranges = request.get("ranges")
     if not ranges:
         return list(range(total))
     picked: list[int] = []
@@ -184,7 +187,7 @@ def _wanted(ranges: list[list[int | None]] | None, total: int) -> list[int]:
         assert first is not None
         stop = total if last is None else min(last, total)
         if first > total:
-            raise DocumentError(f"it has {total} units; {first} is past the end")
+            raise DocumentError(f"it has {total} {UNIT_NAMES[request['kind']]}s; {first} is past the end")
         picked.extend(range(first - 1, stop))
     return picked
 
@@ -210,7 +213,7 @@ def _pdf(request: dict[str, Any]) -> tuple[list[str], int]:
     total = len(doc)
     units = []
     size = 0
-    for i in _wanted(request.get("ranges"), total):
+    for i in _wanted(request, total):
         page = doc[i]
         textpage = page.get_textpage()
         # PDFium marks a hyphen that joins a word broken over two lines with U+FFFE
@@ -228,7 +231,7 @@ def _docx(request: dict[str, Any]) -> tuple[list[str], int]:
     from docx.text.paragraph import Paragraph
 
     document = docx.Document(request["path"])
-    out: list[str] = []
+    out: list[str] = []  # blocks, joined by blank lines; a list's items stay together
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
             text = block.text.strip()
@@ -241,7 +244,10 @@ def _docx(request: dict[str, Any]) -> tuple[list[str], int]:
             elif style == "Title":
                 out.append("# " + text)
             elif style.startswith("List"):
-                out.append("- " + text)
+                if out and out[-1].startswith("- "):
+                    out[-1] += "\n- " + text
+                else:
+                    out.append("- " + text)
             else:
                 out.append(text)
         elif isinstance(block, Table):
@@ -261,14 +267,14 @@ def _pptx(request: dict[str, Any]) -> tuple[list[str], int]:
 
     slides = list(Presentation(request["path"]).slides)
     units = []
-    for i in _wanted(request.get("ranges"), len(slides)):
+    for i in _wanted(request, len(slides)):
         slide = slides[i]
         parts = [f"--- slide {i + 1} ---"]
         title = slide.shapes.title
         if title is not None and title.text.strip():
             parts.append("# " + title.text.strip())
         for shape in slide.shapes:
-            if shape is title:
+            if title is not None and shape.shape_id == title.shape_id:
                 continue
             if shape.has_text_frame and shape.text_frame.text.strip():
                 parts.append(shape.text_frame.text.strip())
@@ -313,13 +319,15 @@ def _xlsx(request: dict[str, Any]) -> tuple[list[str], int]:
 
 def html_to_markdown(html: str | bytes) -> tuple[str, str | None]:
     """``(markdown, title)``: scripts, styles and other non-content elements dropped."""
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     for tag in soup(["script", "style", "noscript", "template", "iframe", "svg", "head"]):
         tag.decompose()
+    for node in soup.find_all(string=lambda s: isinstance(s, Comment | Declaration | Doctype | ProcessingInstruction)):
+        node.extract()
     text = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return text, title
@@ -350,7 +358,7 @@ def _epub(request: dict[str, Any]) -> tuple[list[str], int]:
         spine = [e.get("idref") for e in opf.iter() if e.tag.endswith("itemref")]
         hrefs = [posixpath.normpath(posixpath.join(base, manifest[i])) for i in spine if manifest.get(i)]
         units = []
-        for i in _wanted(request.get("ranges"), len(hrefs)):
+        for i in _wanted(request, len(hrefs)):
             text, _title = html_to_markdown(zf.read(hrefs[i]))
             units.append(f"--- chapter {i + 1}: {hrefs[i]} ---\n{text}")
     return _bounded(units), len(hrefs)
@@ -367,7 +375,7 @@ def _ipynb(request: dict[str, Any]) -> tuple[list[str], int]:
     language = (nb.get("metadata") or {}).get("kernelspec", {}).get("language") or "python"
     cells = nb["cells"]
     units = []
-    for i in _wanted(request.get("ranges"), len(cells)):
+    for i in _wanted(request, len(cells)):
         cell = cells[i] if isinstance(cells[i], dict) else {}
         kind = cell.get("cell_type", "?")
         source = _joined(cell.get("source"))
