@@ -304,6 +304,7 @@ class AgentSession:
             on_update=on_update,
             ui=rt.ui,
             temp_dir=self.temp_dir,
+            artifact_dirs=self.artifact_dirs,
             call_tool=call_tool,
             list_tools=rt.tools.callable_from_code,
             deferred_tools=rt.tools.deferred,
@@ -311,6 +312,19 @@ class AgentSession:
             settings=rt.settings.data,
             state=rt.tool_state.setdefault(tool.plugin, {}),
         )
+
+    def artifact_dirs(self) -> list[str]:
+        """Where this session's full outputs are saved: its temp dir (bash logs) and the tool-results dirs."""
+        from pathlib import Path
+
+        dirs = []
+        location = self.session.location
+        if location and location.endswith(".jsonl"):
+            dirs.append(str(Path(location).parent / "tool-results"))
+        temp = self.temp_dir()
+        if temp:
+            dirs += [temp, str(Path(temp) / "tool-results")]
+        return dirs
 
     def temp_dir(self) -> str | None:
         if self._temp_dir is False:
