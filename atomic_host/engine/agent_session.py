@@ -365,6 +365,7 @@ class AgentSession:
     ) -> str:
         """The prompt pipeline of semantics §3.1; returns the disposition. ``literal`` (extension
         prompts): no slash-command dispatch, no template or skill expansion."""
+        images = await self.checked_images(images)
         if text.startswith("/") and not literal:
             name, _, args = text[1:].partition(" ")
             command = self.rt.commands.get(name)
@@ -411,6 +412,7 @@ class AgentSession:
 
     async def queue_message(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> str:
         """``steer`` / ``follow_up``: never extension commands; queued (or handled by an input hook)."""
+        images = await self.checked_images(images)
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
             command = self.rt.commands.get(name)
@@ -428,6 +430,36 @@ class AgentSession:
         if not self.is_streaming and self.messages and not self.queues.held and not self.queues.paused:
             self.start_drive(self.next_queued(), None, poll_steering_first=False)
         return "queued"
+
+    async def checked_images(self, images: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """``images`` with each one checked (real base64 of a PNG/JPEG/GIF/WebP that decodes) and, with
+        ``images.autoResize`` (default on), shrunk to fit 2000x2000; a bad one fails the command, naming it.
+        In a thread: a 30 MB screenshot takes a while to decode and shrink."""
+        if not images:
+            return images
+        auto_resize = self.rt.settings.bool("images.autoResize", True)
+
+        def check_all() -> list[dict[str, Any]]:
+            import base64
+
+            from atomic_host.kit.images import ImageProblem, decode_base64, prepare
+
+            out = []
+            for i, block in enumerate(images):
+                try:
+                    data = decode_base64(block.get("data"))
+                    shrunk, mime, note = prepare(data, block.get("mimeType"), auto_resize=auto_resize)
+                except ImageProblem as e:
+                    raise CommandFailed(f"images[{i}]: {e}") from None
+                if note is None and mime == block.get("mimeType"):
+                    out.append(block)  # kept verbatim
+                else:
+                    out.append({**block, "data": base64.b64encode(shrunk).decode("ascii"), "mimeType": mime})
+                    if note:
+                        log.info(f"prompt image {i}: {note}")
+            return out
+
+        return await asyncio.to_thread(check_all)
 
     async def apply_input_hooks(
         self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str

@@ -101,13 +101,11 @@ def decode_base64(data: object) -> bytes:
 
 
 def check(data: bytes, declared: str | None = None) -> tuple[str, tuple[int, int]]:
-    """The real MIME type and size of ``data``, or :class:`ImageProblem` (not an image, broken,
-    unsupported, or not what ``declared`` says)."""
+    """The real MIME type (whatever ``declared`` says) and size of ``data``, or :class:`ImageProblem`
+    (not an image of a supported type, or a broken header)."""
     mime = sniff_mime(data[:16])
     if mime is None:
         raise ImageProblem(f"not a supported image (PNG, JPEG, GIF or WebP){_declared(declared)}")
-    if declared and declared.lower() not in (mime, "image/jpg" if mime == "image/jpeg" else mime):
-        raise ImageProblem(f"the data is {mime}, not {declared}")
     size = dimensions(data, mime)
     if size is None:
         raise ImageProblem(f"broken {mime} image: its header cannot be read")
@@ -122,8 +120,8 @@ def fit(data: bytes, mime: str, size: tuple[int, int], *, auto_resize: bool = Tr
     """``(data, mime, note)``: ``data`` as is when it fits, else shrunk with Pillow.
 
     ``note`` says what was done (``resized from 4000x3000 to 2000x1500``), or None. Raises
-    :class:`ImageProblem` for an image Pillow cannot decode, or one that is too big when
-    resizing is off or Pillow is missing.
+    :class:`ImageProblem` for an image Pillow cannot decode, or one over :data:`MAX_BYTES` when
+    Pillow is missing. With ``auto_resize`` off an image that decodes is returned as it is.
     """
     w, h = size
     try:
@@ -138,10 +136,11 @@ def fit(data: bytes, mime: str, size: tuple[int, int], *, auto_resize: bool = Tr
             raise ImageProblem(f"broken {mime} image: {e}") from None
     if w <= MAX_SIDE and h <= MAX_SIDE and len(data) <= MAX_BYTES:
         return data, mime, None
-    if not auto_resize or Image is None:
+    if not auto_resize:  # the user's choice: sent as it is
+        return data, mime, None
+    if Image is None:
         if len(data) > MAX_BYTES:
-            why = "images.autoResize is off" if Image is not None else f"to shrink it, {PILLOW_HINT}"
-            raise ImageProblem(f"image is {len(data):,} bytes, over {MAX_BYTES:,} ({why})")
+            raise ImageProblem(f"image is {len(data):,} bytes, over {MAX_BYTES:,}; to shrink it, {PILLOW_HINT}")
         return data, mime, None
     try:
         with Image.open(io.BytesIO(data)) as img:
