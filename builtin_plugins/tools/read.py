@@ -69,7 +69,7 @@ def _not_found(path: Path, cwd: str) -> ToolError:
         close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
         if close:
             msg += ". Did you mean: " + ", ".join(display_name(c) for c in close) + "?"
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the name
         pass
     return ToolError(msg)
 
