@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from docmakers import pdf_bytes
 from read_helpers import read
 
 from atomic_host.testing import start_host
@@ -43,6 +44,8 @@ class Handler(BaseHTTPRequestHandler):
             self._redirect("/loop")
         elif self.path == "/away":  # same server, another host name: another origin
             self._redirect(f"http://localhost:{port}/page.html")
+        elif self.path == "/report":  # a PDF, known by its type (no .pdf in the URL)
+            self._send(200, "application/pdf", pdf_bytes(["From the web", "Second page"]))
         elif self.path == "/missing":
             self._send(404, "text/plain", b"no such page")
         elif self.path == "/slow":
@@ -102,6 +105,7 @@ async def test_html_text_redirects_and_credentials(tmp_path: Path, server: str) 
             f"http://{server}/missing",
             f"http://{server}/loop",
             f"http://user:s3cret@{server}/away",
+            f"http://{server}/report:2",
         )
         host.assert_protocol_lines()
         ends = [e for e in host.client.events if e.get("type") == "tool_execution_end"]
@@ -118,6 +122,7 @@ async def test_html_text_redirects_and_credentials(tmp_path: Path, server: str) 
     assert r[3]["isError"] and r[3]["text"] == f"http://{server}/missing answered HTTP 404: no such page"
     assert r[4]["isError"] and r[4]["text"] == f"http://{server}/loop: more than 5 redirects; stopped"
     assert "# Version 2.0" in r[5]["text"] and r[5]["text"].startswith(f"[http://***@{server}/away]")
+    assert r[6]["text"] == f"[http://{server}/report] (PDF, 2 pages)\n--- page 2 ---\nSecond page"
     # the credentials went to the first host only, never to the host it redirected to
     first_hop = [auth for path, auth, _ in Handler.seen if path == "/away"]
     assert first_hop == ["Basic dXNlcjpzM2NyZXQ="]  # user:s3cret

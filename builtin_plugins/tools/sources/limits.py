@@ -20,6 +20,9 @@ MAX_MEMBER_BYTES = 64 * MiB
 DEFAULT_SECONDS = 30.0
 """How long one read may take (setting ``read.timeoutSeconds``)."""
 CHUNK = 1 << 16
+"""Compressed input is read (and the budget checked) this much at a time."""
+OUT_CHUNK = 1 << 20
+"""Decompressed output is taken this much at a time."""
 
 
 def read_settings(settings: object) -> dict[str, Any]:
@@ -71,14 +74,16 @@ class Budget:
 
     def read_capped(self, f: IO[bytes], cap: int = MAX_MEMBER_BYTES, label: str | None = None) -> bytes:
         """All of ``f`` in chunks, ticking between them; over ``cap`` bytes raises."""
-        out = bytearray()
+        chunks: list[bytes] = []
+        size = 0
         while True:
             self.tick()
-            chunk = f.read(CHUNK)
+            chunk = f.read(OUT_CHUNK)
             if not chunk:
-                return bytes(out)
-            out += chunk
-            if len(out) > cap:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
                 raise LimitExceeded(
                     f"{label or self.what} decompresses to more than {human_size(cap)}, over the read limit. "
                     "Extract it with bash (e.g. unzip -p / tar -xOf … | head) to see part of it."

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_host.contract.tools import ToolError, ToolResult
-from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, truncate_head
+from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_head
 from builtin_plugins.tools.sources.selector import Located, SelectorError
 
 
@@ -22,25 +22,24 @@ def text_result(
 ) -> ToolResult:
     """Lines ``start``..``end`` of ``text`` under a ``[label]`` header (``note`` after it), head-truncated."""
     header = f"[{label}] {note}" if note else f"[{label}]"
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    total = len(lines)
+    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     if total == 0:
         return ToolResult.text(f"{header}\n(empty file)", {**details, "totalLines": 0})
     if start > total:
         raise ToolError(f"Offset {start} is beyond the end of {label} ({total} lines)")
     stop = total if end is None else min(end, total)
-    tr = truncate_head("\n".join(lines[start - 1 : stop]))
+    # only the lines that can be shown are split out: a 50 MB member costs one pass, not a list of all its lines
+    lines = _lines(text, start, min(stop - start + 1, DEFAULT_MAX_LINES))
+    tr = truncate_head("\n".join(lines))
     if tr.first_line_exceeds_limit:
-        size = len(lines[start - 1].encode("utf-8")) // 1024
+        size = len(lines[0].encode("utf-8")) // 1024
         raise ToolError(
             f"Line {start} of {label} is {size} KiB, over the {DEFAULT_MAX_BYTES // 1024} KiB read limit. "
             f"Use bash to see part of it, e.g. sed -n '{start}p' {label} | cut -c1-2000"
         )
     shown_last = start + tr.last_line - 1
     more = ""
-    if (tr.truncated or stop < total) and shown_last < total:
+    if shown_last < stop or stop < total:
         more = f"\n\n[Showing lines {start}-{shown_last} of {total}. Continue with offset={shown_last + 1}.]"
     details = {
         **details,
@@ -50,6 +49,14 @@ def text_result(
         "truncation": tr.to_details() if tr.truncated else None,
     }
     return ToolResult.text(f"{header}\n{tr.content}{more}", details)
+
+
+def _lines(text: str, start: int, count: int) -> list[str]:
+    """``count`` lines of ``text`` from line ``start`` (1-based; ``start`` is at most the line count)."""
+    pos = 0
+    for _ in range(start - 1):
+        pos = text.index("\n", pos) + 1
+    return text[pos:].split("\n", count)[:count]
 
 
 def select_lines(
