@@ -151,3 +151,17 @@ async def test_documents_inside_the_tool_description(tmp_path: Path) -> None:
         "through one path string."
     )
     assert r[0]["isError"] and r[0]["text"] == "Not a regular file: /dev/null"
+
+
+async def test_a_missing_library_names_the_extra_and_the_project_cannot_shadow_one(tmp_path: Path) -> None:
+    fake = tmp_path / "fake"
+    (fake / "pypdfium2").mkdir(parents=True)
+    (fake / "pypdfium2" / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    async with start_host(base=tmp_path / "h", env={"PYTHONPATH": str(fake)}) as host:
+        (host.cwd / "two.pdf").write_bytes(pdf_bytes(["one", "two"]))
+        make_docx(host.cwd / "report.docx")
+        (host.cwd / "docx.py").write_text("raise SystemExit('the project shadowed python-docx')\n")
+        r = await read(host, "two.pdf", "report.docx")
+    assert r[0]["isError"]
+    assert r[0]["text"] == "Cannot read two.pdf: reading PDFs needs pypdfium2: pip install 'atomic-host[documents]'"
+    assert r[1]["text"].startswith("[report.docx] (Word document)\n# Quarterly report")
