@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 from atomic_host.testing import Host
@@ -33,3 +36,26 @@ async def model_sees(host: Host, *calls: tuple[str, dict[str, Any]], timeout: fl
 async def read(host: Host, *paths: str, **kw: Any) -> list[dict[str, Any]]:
     """``model_sees`` for one ``read`` call per path."""
     return await model_sees(host, *[("read", {"path": p, **kw}) for p in paths])
+
+
+async def abort_while_reading(
+    host: Host, path: str, ready: Callable[[], bool] = lambda: True
+) -> tuple[dict[str, Any], float]:
+    """Start a ``read`` of ``path``, abort once it runs (and ``ready()``): ``(tool_execution_end, seconds
+    from the abort to it)``; waits for the run to settle."""
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": path}}
+    host.faux.push({"content": [call]}, "ok")
+    first = len(host.client.events)
+    await host.client.prompt("go")
+    await host.client.wait_for_event("tool_execution_start", after=first, timeout=30)
+    await asyncio.sleep(0.3)
+    for _ in range(100):
+        if ready():
+            break
+        await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await host.client.call("abort")
+    end = await host.client.wait_for_event("tool_execution_end", after=first, timeout=10)
+    answered = time.monotonic() - started
+    await host.client.wait_for_idle(after=first, timeout=30)
+    return end, answered

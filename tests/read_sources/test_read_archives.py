@@ -15,9 +15,8 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
-from typing import Any
 
-from read_helpers import model_sees, read
+from read_helpers import abort_while_reading, model_sees, read
 
 from atomic_host.testing import start_host
 
@@ -232,19 +231,9 @@ async def test_slow_archive_read_stops_at_the_time_bound_and_on_abort(tmp_path: 
 
     async with start_host(base=tmp_path / "h2") as host:
         big_tar_gz(host.cwd / "big.tar.gz", 4096)
-        call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "big.tar.gz:last.txt"}}
-        host.faux.push({"content": [call]}, "ok")
-        first = len(host.client.events)
-        await host.client.prompt("go")
-        await host.client.wait_for_event("tool_execution_start", after=first, timeout=30)
-        await asyncio.sleep(0.3)
-        t0 = time.monotonic()
-        await host.client.call("abort")
-        end: dict[str, Any] = await host.client.wait_for_event("tool_execution_end", after=first, timeout=10)
-        answered = time.monotonic() - t0
+        end, answered = await abort_while_reading(host, "big.tar.gz:last.txt")
         assert end["isError"] and end["result"]["content"][0]["text"] == "Read aborted"
         assert answered < 2
-        await host.client.wait_for_idle(after=first, timeout=30)
         # the worker thread stopped too: the host's CPU time stops growing
         await asyncio.sleep(1.0)
         pid = host.client.proc.pid  # type: ignore[union-attr]

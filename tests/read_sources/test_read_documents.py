@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from docmakers import make_docx, make_epub, make_notebook, make_pptx, make_xlsx, pdf_bytes
-from read_helpers import model_sees, read
+from read_helpers import abort_while_reading, model_sees, read
 
 from atomic_host.testing import start_host
 
@@ -121,21 +121,11 @@ def _children(pid: int) -> list[int]:
 async def test_abort_kills_the_conversion(tmp_path: Path) -> None:
     async with start_host(base=tmp_path / "h") as host:
         (host.cwd / "huge.pdf").write_bytes(pdf_bytes([f"page {i}" for i in range(40_000)]))
-        call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "huge.pdf"}}
-        host.faux.push({"content": [call]}, "ok")
-        first = len(host.client.events)
-        await host.client.prompt("go")
-        await host.client.wait_for_event("tool_execution_start", after=first, timeout=30)
         pid = host.client.proc.pid  # type: ignore[union-attr]
-        for _ in range(100):
-            if _children(pid):
-                break
-            await asyncio.sleep(0.05)
-        assert _children(pid), "no conversion child process"
-        t0 = time.monotonic()
-        await host.client.call("abort")
-        end = await host.client.wait_for_event("tool_execution_end", after=first, timeout=10)
-        assert time.monotonic() - t0 < 2
+        seen: list[int] = []
+        end, answered = await abort_while_reading(host, "huge.pdf", lambda: bool(seen.extend(_children(pid)) or seen))
+        assert seen, "no conversion child process"
+        assert answered < 2
         assert end["isError"] and end["result"]["content"][0]["text"] == "Reading huge.pdf aborted"
         await asyncio.sleep(0.3)
         assert _children(pid) == []

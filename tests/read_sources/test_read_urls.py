@@ -3,7 +3,6 @@ private addresses refused unless allowed, credentials kept from other hosts, end
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from docmakers import pdf_bytes
-from read_helpers import read
+from read_helpers import abort_while_reading, read
 
 from atomic_host.testing import start_host
 
@@ -158,14 +157,6 @@ async def test_endless_streams_stop_at_size_time_and_abort(tmp_path: Path, serve
     assert elapsed < 15
 
     async with start_host(base=tmp_path / "h2", settings={"read": {"allowPrivateUrls": True}}) as host:
-        call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": f"http://{server}/slow"}}
-        host.faux.push({"content": [call]}, "ok")
-        first = len(host.client.events)
-        await host.client.prompt("go")
-        await host.client.wait_for_event("tool_execution_start", after=first, timeout=30)
-        await asyncio.sleep(0.5)
-        t0 = time.monotonic()
-        await host.client.call("abort")
-        end = await host.client.wait_for_event("tool_execution_end", after=first, timeout=10)
-        assert time.monotonic() - t0 < 2
-        assert end["isError"] and end["result"]["content"][0]["text"] == "Read aborted"
+        end, answered = await abort_while_reading(host, f"http://{server}/slow")
+    assert answered < 2
+    assert end["isError"] and end["result"]["content"][0]["text"] == "Read aborted"

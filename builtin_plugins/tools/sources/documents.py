@@ -92,7 +92,6 @@ def document_kind(name: str, head: bytes, selector: str | None) -> str | None:
 async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolResult:
     """Convert ``job`` in a child process and present the part its selector asks for."""
     from atomic_host.contract.tools import ToolError
-    from builtin_plugins.tools._worker import run_in_worker
     from builtin_plugins.tools.sources.text import select_lines
 
     units = UNIT_NAMES.get(job.kind)
@@ -107,18 +106,7 @@ async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolRes
     }
     if job.located.inner is not None and job.kind != "xlsx":
         raise ToolError(f"{job.label} is a {KIND_NAMES[job.kind]}: cannot select {job.located.inner!r} in it")
-    result = await run_in_worker(
-        ctx,
-        "builtin_plugins.tools.sources.documents",
-        "convert_file",
-        request,
-        label=f"Reading {job.label}",
-        timeout=seconds,
-        site=True,
-        memory=MEMORY_LIMIT,
-    )
-    if "error" in result:
-        raise ToolError(f"Cannot read {job.label}: {result['error']}")
+    result = await _in_child(ctx, request, job.label, seconds)
     located = job.located
     if ranges:  # the units are picked: offset/limit still page through their lines
         located = replace(located, selector=None)
@@ -133,10 +121,14 @@ async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolRes
 
 async def convert_html(ctx: ToolContext, html: str, label: str, seconds: float) -> str:
     """``html`` as markdown (with its title as a heading), converted in the child process."""
+    return (await _in_child(ctx, {"kind": "html", "data": html, "path": None}, label, seconds))["text"]
+
+
+async def _in_child(ctx: ToolContext, request: dict[str, Any], label: str, seconds: float) -> dict[str, Any]:
+    """:func:`convert_file` in the child process (bounded, killed on abort); its error as a ToolError."""
     from atomic_host.contract.tools import ToolError
     from builtin_plugins.tools._worker import run_in_worker
 
-    request = {"kind": "html", "data": html, "path": None}
     result = await run_in_worker(
         ctx,
         "builtin_plugins.tools.sources.documents",
@@ -149,7 +141,7 @@ async def convert_html(ctx: ToolContext, html: str, label: str, seconds: float) 
     )
     if "error" in result:
         raise ToolError(f"Cannot read {label}: {result['error']}")
-    return result["text"]
+    return result
 
 
 # --- the child process side (standard library + the document libraries) ---
