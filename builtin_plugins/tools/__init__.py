@@ -66,16 +66,20 @@ TOOLS: dict[str, tuple[str, str]] = {
     "find": (
         "Find",
         (
-            "Find files by glob pattern (e.g. '*.py', 'src/**/*.ts', '**/test_*'). Respects .gitignore; "
-            "never descends into .git or node_modules. Returns paths relative to the working directory."
+            "Find files by glob pattern (e.g. '*.py', 'src/**/*.ts', '**/test_*') in a directory, or in several "
+            "with paths (directories, archives, or globs such as 'src/**/*.py'). Respects .gitignore; never "
+            "descends into .git or node_modules. The members of an archive in paths are listed as "
+            "archive.zip:dir/file. Returns paths relative to the working directory; page with skip."
         ),
     ),
     "search": (
         "Search",
         (
-            "Search file contents with a regular expression (Python re syntax, line by line). Respects "
-            ".gitignore, skips binary files. Results are paged: 20 files per page, 20 matches per file, with "
-            "1 line of context before and 3 after each match."
+            "Search file contents with a regular expression (Python re syntax, line by line) in a file, a "
+            "directory or an archive, or several with paths (archive members are searched and shown as "
+            "archive.zip:dir/file). Respects .gitignore, skips binary files; case: sensitive, insensitive or "
+            "smart. Results are paged: 20 files per page (skip=N for more), 20 matches per file, with 1 line of "
+            "context before and 3 after each match."
         ),
     ),
     "ls": ("List", "List the entries of a directory (sorted; directories end with '/')."),

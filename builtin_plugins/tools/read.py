@@ -120,7 +120,9 @@ def safe_name(name: str) -> str:
     return name
 
 
-def _archive(path: Path, rel: str, kind: str, located: Located, params: Params, ctx: ToolContext) -> ToolResult:
+def _archive(
+    path: Path, rel: str, kind: str, located: Located, params: Params, ctx: ToolContext
+) -> ToolResult | DocumentJob:
     from builtin_plugins.tools.sources.archives import MissingMember, is_archive_dir, iter_members, read_member
 
     inner = (located.inner or "").strip("/")
@@ -140,6 +142,14 @@ def _archive(path: Path, rel: str, kind: str, located: Located, params: Params, 
             return _listing(rel, members, inner, located, params, details)
         except SourceError as e:
             raise ToolError(str(e)) from e
+        doc = document_kind(inner, data[:8], located.selector)
+        if doc is not None and doc != "html":  # a PDF, an Office file, a notebook inside the archive
+            from dataclasses import replace
+
+            from builtin_plugins.tools.sources.documents import private_copy
+
+            copy = private_copy(ctx, data, os.path.splitext(inner)[1] or ".pdf", label)
+            return DocumentJob(copy, label, doc, replace(located, inner=None), params.offset, params.limit, True)
         return bytes_result(label, data, located, params, ctx, {**details, "member": inner})
     try:
         members = []

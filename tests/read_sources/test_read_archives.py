@@ -114,11 +114,17 @@ async def test_search_and_find_reach_into_archives(tmp_path: Path) -> None:
     async with start_host(base=tmp_path / "h") as host:
         make_archives(host.cwd)
         (host.cwd / "plain.txt").write_text("second line outside\n")
+        (host.cwd / "docs" / "sub").mkdir(parents=True)
+        (host.cwd / "docs" / "sub" / "a.md").write_text("# a\n")
         r = await model_sees(
             host,
             ("search", {"pattern": "second", "paths": ["arch.zip", "arch.tar.gz", "plain.txt"]}),
             ("find", {"pattern": "*.md", "paths": ["arch.tar.bz2", "arch.zip"]}),
             ("search", {"pattern": "SHIP", "paths": "arch.tar.xz", "case": "insensitive"}),
+            ("find", {"paths": ["docs/**/*.md"]}),
+            ("find", {"pattern": "*.TXT", "paths": ["arch.zip"], "case": "smart", "limit": 1, "skip": 1}),
+            ("search", {"pattern": "SHIP", "paths": "arch.tar.xz", "case": "smart"}),
+            ("find", {"pattern": "*.txt", "paths": ["arch.zip"], "case": "smart", "limit": 1, "skip": 1}),
         )
     assert r[0]["text"] == (
         "arch.zip:inner/notes.txt\n  1- first line\n  2: second line\n  3- third line\n\n"
@@ -127,6 +133,10 @@ async def test_search_and_find_reach_into_archives(tmp_path: Path) -> None:
     )
     assert r[1]["text"] == "arch.tar.bz2:inner/deep/todo.md\narch.zip:inner/deep/todo.md"
     assert r[2]["text"] == "arch.tar.xz:inner/deep/todo.md\n  1- # TODO\n  2: - ship the archive reader"
+    assert r[3]["text"] == "docs/sub/a.md"
+    assert r[4]["text"] == "No files found matching '*.TXT' after skipping 1"  # smart: upper case, so sensitive
+    assert r[5]["text"] == "No matches for 'SHIP'"
+    assert r[6]["text"] == "arch.zip:top.txt"  # the second of two: nothing more to page to
 
 
 def zip_declaring(path: Path, name: str, data: bytes, declared: int) -> None:

@@ -155,3 +155,19 @@ async def test_a_missing_library_names_the_extra_and_the_project_cannot_shadow_o
     assert r[0]["isError"]
     assert r[0]["text"] == "Cannot read two.pdf: reading PDFs needs pypdfium2: pip install 'atomic-host[documents]'"
     assert r[1]["text"].startswith("[report.docx] (Word document)\n# Quarterly report")
+
+
+async def test_documents_inside_an_archive(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import zipfile
+
+    tmp_root = tmp_path / "tmp"
+    tmp_root.mkdir()
+    async with start_host(base=tmp_path / "h", env={"TMPDIR": str(tmp_root)}) as host:
+        make_docx(host.cwd / "report.docx")
+        with zipfile.ZipFile(host.cwd / "docs.zip", "w") as zf:
+            zf.writestr("pdfs/two.pdf", pdf_bytes(["one", "the second page"]))
+            zf.write(host.cwd / "report.docx", "report.docx")
+        r = await read(host, "docs.zip:pdfs/two.pdf:2", "docs.zip:report.docx")
+    assert r[0]["text"] == "[docs.zip:pdfs/two.pdf] (PDF, 2 pages)\n--- page 2 ---\nthe second page"
+    assert r[1]["text"].startswith("[docs.zip:report.docx] (Word document)\n# Quarterly report")
+    assert not [p for p in tmp_root.rglob("atomic-read-*")]  # the private copies are gone

@@ -16,6 +16,7 @@ The libraries are the ``documents`` extra; a missing one gives a message naming 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -74,6 +75,8 @@ class DocumentJob:
     located: Located
     offset: int | None = None
     limit: int | None = None
+    temporary: bool = False
+    """``path`` is a private copy (an archive member, a download) to delete once converted."""
 
 
 def document_kind(name: str, head: bytes, selector: str | None) -> str | None:
@@ -90,7 +93,36 @@ def document_kind(name: str, head: bytes, selector: str | None) -> str | None:
 
 
 async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolResult:
-    """Convert ``job`` in a child process and present the part its selector asks for."""
+    """Convert ``job`` in a child process and present the part its selector asks for (a temporary
+    copy is deleted after)."""
+    try:
+        return await _convert(job, ctx, seconds)
+    finally:
+        if job.temporary:
+            with contextlib.suppress(OSError):
+                job.path.unlink()
+
+
+def private_copy(ctx: ToolContext, data: bytes, suffix: str, what: str) -> Path:
+    """``data`` in a new 0600 file of the session's private temp dir (to convert it like a local file)."""
+    from pathlib import Path
+
+    from atomic_host.contract.tools import ToolError
+    from atomic_host.kit.tempdirs import new_private_file
+
+    directory = ctx.temp_dir()
+    created = new_private_file(Path(directory), "atomic-read-", suffix) if directory else None
+    if created is None:
+        raise ToolError(f"{what} is a document, and the private temp dir to convert it in was refused")
+    path, fd = created
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    return path
+
+
+async def _convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolResult:
     from atomic_host.contract.tools import ToolError
     from builtin_plugins.tools.sources.text import select_lines
 

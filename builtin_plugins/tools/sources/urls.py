@@ -206,25 +206,8 @@ async def _document(
     page: _Fetched, label: str, located: Any, params: Any, ctx: ToolContext, seconds: float
 ) -> ToolResult:
     """A PDF (or other document) from the web: saved privately, then converted like a local file."""
-    from pathlib import Path
+    from builtin_plugins.tools.sources.documents import DocumentJob, convert, document_kind, private_copy
 
-    from atomic_host.kit.tempdirs import new_private_file
-    from builtin_plugins.tools.sources.documents import DocumentJob, convert, document_kind
-
-    suffix = _DOCUMENT_TYPES.get(page.content_type, ".pdf")
-    directory = ctx.temp_dir()
-    created = new_private_file(Path(directory), "atomic-url-", suffix) if directory else None
-    if created is None:
-        raise ToolError(f"{label} is a document, and the private temp dir to convert it in was refused")
-    path, fd = created
-    try:
-        os.write(fd, page.body)
-    finally:
-        os.close(fd)
-    try:
-        kind = document_kind(path.name, page.body[:8], None) or "pdf"
-        job = DocumentJob(path, label, kind, located, params.offset, params.limit)
-        return await convert(job, ctx, seconds)
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
+    path = private_copy(ctx, page.body, _DOCUMENT_TYPES.get(page.content_type, ".pdf"), label)
+    kind = document_kind(path.name, page.body[:8], None) or "pdf"
+    return await convert(DocumentJob(path, label, kind, located, params.offset, params.limit, True), ctx, seconds)
