@@ -17,7 +17,7 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +28,9 @@ from builtin_plugins.tools.sources.images import image_result
 from builtin_plugins.tools.sources.limits import Budget, SourceError, time_budget
 from builtin_plugins.tools.sources.selector import Located, locate, scheme_of, split_tail
 from builtin_plugins.tools.sources.text import decode, ranges_of, select_lines
+
+if TYPE_CHECKING:
+    from builtin_plugins.tools.sources.archives import Member
 
 RESOURCE_SCHEMES = ("skill", "artifact")
 URL_SCHEMES = ("http", "https")
@@ -123,7 +126,12 @@ def safe_name(name: str) -> str:
 def _archive(
     path: Path, rel: str, kind: str, located: Located, params: Params, ctx: ToolContext
 ) -> ToolResult | DocumentJob:
-    from builtin_plugins.tools.sources.archives import MissingMember, is_archive_dir, iter_members, read_member
+    from builtin_plugins.tools.sources.archives import (
+        MissingMember,
+        is_archive_dir,
+        iter_members,
+        read_member,
+    )
 
     inner = (located.inner or "").strip("/")
     budget = Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)
@@ -133,7 +141,10 @@ def _archive(
         try:
             data = read_member(str(path), kind, inner, budget)
         except MissingMember:
-            members = list(iter_members(str(path), kind, Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)))
+            try:
+                members = list(iter_members(str(path), kind, budget))
+            except SourceError as e:
+                raise ToolError(str(e)) from e
             if not is_archive_dir(members, inner):
                 names = [m.name for m in members]
                 close = difflib.get_close_matches(inner, names, n=3, cutoff=0.5)
@@ -151,10 +162,9 @@ def _archive(
             copy = private_copy(ctx, data, os.path.splitext(inner)[1] or ".pdf", label)
             return DocumentJob(copy, label, doc, replace(located, inner=None), params.offset, params.limit, True)
         return bytes_result(label, data, located, params, ctx, {**details, "member": inner})
+    members: list[Member] = []
     try:
-        members = []
-        for m in iter_members(str(path), kind, budget):
-            members.append(m)
+        members.extend(iter_members(str(path), kind, budget))  # what it reached stays when it stops early
     except SourceError as e:
         if not members:
             raise ToolError(str(e)) from e
@@ -163,7 +173,7 @@ def _archive(
 
 
 def _listing(
-    rel: str, members: list[Any], inner: str, located: Located, params: Params, details: dict[str, Any]
+    rel: str, members: list[Member], inner: str, located: Located, params: Params, details: dict[str, Any]
 ) -> ToolResult:
     prefix = inner + "/" if inner else ""
     rows = []
