@@ -77,7 +77,7 @@ cells = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.one_of(json_values, st.fixed_dictionaries({"cells": cells}, optional={"metadata": json_values})))
 def test_notebooks_of_any_shape_give_text_or_an_error(nb: object) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as f:

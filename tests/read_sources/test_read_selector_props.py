@@ -136,7 +136,7 @@ def test_cost_is_linear_and_bounded() -> None:
     assert time.process_time() - t0 < 2
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(hostile)
 def test_the_read_tool_answers_any_path_string_with_a_result_or_a_clear_error(tmp_path_factory, text: str) -> None:
     """In process, on a real directory holding a zip, a database and a text file: a result or a
