@@ -10,7 +10,7 @@ from typing import Any
 from atomic_host.testing import Host
 
 
-async def model_sees(host: Host, *calls: tuple[str, dict[str, Any]], timeout: float = 90) -> list[dict[str, Any]]:
+async def model_sees(host: Host, *calls: tuple[str, dict[str, Any]], timeout: float = 240) -> list[dict[str, Any]]:
     """Script one assistant turn making ``calls`` (name, arguments), then a closing text; return each
     call's tool result as the provider received it on the next request: ``{"text", "images", "isError"}``."""
     blocks = [

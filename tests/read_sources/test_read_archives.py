@@ -243,7 +243,7 @@ async def test_slow_archive_read_stops_at_the_time_bound_and_on_abort(tmp_path: 
         big_tar_gz(host.cwd / "big.tar.gz", 4096)
         end, answered = await abort_while_reading(host, "big.tar.gz:last.txt")
         assert end["isError"] and end["result"]["content"][0]["text"] == "Read aborted"
-        assert answered < 2
+        assert answered < 5  # the read alone would take far longer; a loaded machine adds seconds
         # the worker thread stopped too: the host's CPU time stops growing
         await asyncio.sleep(1.0)
         pid = host.client.proc.pid  # type: ignore[union-attr]

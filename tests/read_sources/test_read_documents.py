@@ -15,7 +15,8 @@ from atomic_host.testing import start_host
 
 
 async def test_every_document_kind_as_text(tmp_path: Path) -> None:
-    async with start_host(base=tmp_path / "h") as host:
+    # 17 conversions in parallel, a child each: on a loaded CI machine they need more than the default 30 s
+    async with start_host(base=tmp_path / "h", settings={"read": {"timeoutSeconds": 180}}) as host:
         w = host.cwd
         (w / "two.pdf").write_bytes(pdf_bytes(["Hello page one\nsecond line (with parens)", "Page two text"]))
         (w / "scan").write_bytes(pdf_bytes(["no suffix, found by its magic bytes"]))
@@ -125,7 +126,7 @@ async def test_abort_kills_the_conversion(tmp_path: Path) -> None:
         seen: list[int] = []
         end, answered = await abort_while_reading(host, "huge.pdf", lambda: bool(seen.extend(_children(pid)) or seen))
         assert seen, "no conversion child process"
-        assert answered < 2
+        assert answered < 5  # the read alone would take far longer; a loaded machine adds seconds
         assert end["isError"] and end["result"]["content"][0]["text"] == "Reading huge.pdf aborted"
         await asyncio.sleep(0.3)
         assert _children(pid) == []

@@ -158,5 +158,5 @@ async def test_endless_streams_stop_at_size_time_and_abort(tmp_path: Path, serve
 
     async with start_host(base=tmp_path / "h2", settings={"read": {"allowPrivateUrls": True}}) as host:
         end, answered = await abort_while_reading(host, f"http://{server}/slow")
-    assert answered < 2
+    assert answered < 5  # the stream never ends; a loaded machine adds seconds
     assert end["isError"] and end["result"]["content"][0]["text"] == "Read aborted"
