@@ -136,26 +136,23 @@ def candidate_files(
 
 def archive_texts(path: str, glob: str | None, cwd: str) -> Iterator[tuple[str, str | None]]:
     """``(display name, text or None)`` of each member of the archive at ``path`` (``glob`` on the
-    member path), each member at most :data:`MAX_FILE_BYTES`; a broken archive yields nothing more."""
-    from builtin_plugins.tools.sources.archives import archive_kind, iter_members, read_member
+    member path), each member at most :data:`MAX_FILE_BYTES`, in one pass; a broken archive (or one
+    that takes longer than :data:`ARCHIVE_SECONDS`) yields nothing more."""
+    from builtin_plugins.tools.sources.archives import archive_kind, iter_contents
     from builtin_plugins.tools.sources.limits import Budget, SourceError
 
     kind = archive_kind(path) or "zip"
     rx_glob, on_path = compile_glob(glob) if glob else (None, False)
     shown = _display(path, cwd)
-    budget = Budget(shown, ARCHIVE_SECONDS)
+
+    def wanted(member: Any) -> bool:
+        return rx_glob is None or bool(rx_glob.match(member.name if on_path else member.name.rsplit("/", 1)[-1]))
+
     try:
-        members = [m for m in iter_members(path, kind, budget) if not m.is_dir and m.size <= MAX_FILE_BYTES]
+        for member, data in iter_contents(path, kind, Budget(shown, ARCHIVE_SECONDS), MAX_FILE_BYTES, wanted):
+            yield f"{shown}:{display_name(member.name)}", decode_text(data)
     except SourceError:
         return
-    for member in members:
-        if rx_glob is not None and not rx_glob.match(member.name if on_path else member.name.rsplit("/", 1)[-1]):
-            continue
-        try:
-            data = read_member(path, kind, member.name, budget, MAX_FILE_BYTES)
-        except SourceError:
-            continue
-        yield f"{shown}:{display_name(member.name)}", decode_text(data)
 
 
 def _sources(request: dict[str, Any], check: Callable[[], None] | None) -> Iterator[tuple[str, str | None]]:

@@ -16,7 +16,7 @@ import os
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from builtin_plugins.tools.sources.limits import (
@@ -137,6 +137,45 @@ def read_member(path: str, kind: str, name: str, budget: Budget, cap: int = MAX_
         raise
     except _zip_errors() + _tar_errors() as e:
         raise SourceError(f"Cannot read {label}: {e}") from e
+
+
+def iter_contents(
+    path: str, kind: str, budget: Budget, cap: int, wanted: Callable[[Member], bool]
+) -> Iterator[tuple[Member, bytes]]:
+    """``(member, bytes)`` of each regular member ``wanted`` accepts and no bigger than ``cap``, in one
+    pass over the archive (reading them one by one would scan a tarball from its start each time)."""
+    label = os.path.basename(path)
+    try:
+        if kind == "gz":
+            member = Member(_gz_member_name(path), -1)
+            if wanted(member):
+                yield member, read_member(path, kind, member.name, budget, cap)
+            return
+        with ticking_file(path, budget) as f:
+            if kind == "zip":
+                with zipfile.ZipFile(f) as zf:
+                    for info in zf.infolist():
+                        member = Member(clean_name(info.filename), info.file_size, info.is_dir())
+                        if member.is_dir or member.size > cap or not wanted(member):
+                            continue
+                        with zf.open(info) as data:
+                            yield member, budget.read_capped(data, cap, f"{label}:{member.name}")
+                return
+            with tarfile.open(fileobj=f, mode="r:*") as tf:
+                while (info := tf.next()) is not None:
+                    budget.tick()
+                    tf.members.clear()
+                    member = Member(clean_name(info.name), info.size)
+                    if not info.isfile() or info.size > cap or not wanted(member):
+                        continue
+                    data = tf.extractfile(info)
+                    if data is not None:
+                        with data:
+                            yield member, budget.read_capped(data, cap, f"{label}:{member.name}")
+    except SourceError:
+        raise
+    except _zip_errors() + _tar_errors() as e:
+        raise SourceError(f"Cannot read archive {label}: {e}") from e
 
 
 def _too_big(label: str, size: int, cap: int) -> SourceError:
