@@ -86,10 +86,27 @@ def _origin(url: Any) -> tuple[str, str, int | None]:
     return (url.scheme, url.host, url.port)
 
 
-async def _fetch(url_text: str, ctx: ToolContext, allow_private: bool) -> _Fetched:
-    import httpx
+def _new_client(ctx: ToolContext) -> Any:
+    """The host's HTTP client setup (proxies, CA bundle): imports httpx and reads the CA bundle, so
+    it is built in a thread, not on the loop."""
+    from atomic_host.kit.llm.http_client import new_http_client
 
-    from atomic_host.kit.llm.http_client import new_http_client, redact_url
+    return new_http_client(proxy=ctx.settings.get("proxy") if isinstance(ctx.settings, dict) else None)
+
+
+async def _fetch(url_text: str, ctx: ToolContext, allow_private: bool) -> _Fetched:
+    client = await asyncio.to_thread(_new_client, ctx)
+    try:
+        return await _follow(client, url_text, allow_private)
+    finally:
+        await client.aclose()
+
+
+async def _follow(client: Any, url_text: str, allow_private: bool) -> _Fetched:
+    """GET ``url_text`` and the redirects after it, checking each hop; the body within its bounds."""
+    import httpx  # loaded by _new_client
+
+    from atomic_host.kit.llm.http_client import redact_url
 
     try:
         url = httpx.URL(url_text)
@@ -97,7 +114,6 @@ async def _fetch(url_text: str, ctx: ToolContext, allow_private: bool) -> _Fetch
         raise ToolError(f"Invalid URL {redact_url(url_text)}: {e}") from e
     first_origin = _origin(url)
     credentials = (url.username, url.password) if url.userinfo else None
-    client = new_http_client(proxy=ctx.settings.get("proxy") if isinstance(ctx.settings, dict) else None)
     try:
         for _hop in range(MAX_REDIRECTS + 1):
             if url.scheme not in ("http", "https"):
@@ -124,8 +140,6 @@ async def _fetch(url_text: str, ctx: ToolContext, allow_private: bool) -> _Fetch
         raise ToolError(f"{redact_url(url_text)}: more than {MAX_REDIRECTS} redirects; stopped")
     except httpx.HTTPError as e:
         raise ToolError(f"Cannot read {redact_url(url_text)}: {type(e).__name__}: {e}") from e
-    finally:
-        await client.aclose()
 
 
 async def read_url(url: str, params: Any, ctx: ToolContext) -> ToolResult:
