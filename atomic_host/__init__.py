@@ -7,7 +7,9 @@ Everything is loaded lazily (the hook markers too), so ``import atomic_host`` st
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from atomic_host.contract.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -18,6 +20,7 @@ _LAZY = {
     "PROJECT_NAME": "atomic_host.contract.markers",
     "hookimpl": "atomic_host.contract.markers",
     "hookspec": "atomic_host.contract.markers",
+    "fail_closed": "atomic_host.contract.markers",
     "Tool": "atomic_host.contract.tools",
     "ToolResult": "atomic_host.contract.tools",
     "ToolContext": "atomic_host.contract.tools",
@@ -56,47 +59,7 @@ _LAZY = {
     "UserBashEvent": "atomic_host.contract.events",
 }
 
-__all__ = [
-    "PROJECT_NAME",
-    "AgentStartResult",
-    "ApiImpl",
-    "BashResult",
-    "BeforeAgentStartEvent",
-    "Cancel",
-    "CompactResult",
-    "ContextEvent",
-    "ContextResult",
-    "ExtensionAPI",
-    "HostAPI",
-    "HostError",
-    "InputEvent",
-    "InputResult",
-    "MessageEndEvent",
-    "MessageEndResult",
-    "ModelSelectEvent",
-    "ProviderInfo",
-    "SessionBeforeCompactEvent",
-    "SessionBeforeForkEvent",
-    "SessionBeforeSwitchEvent",
-    "SessionCompactEvent",
-    "SessionShutdownEvent",
-    "SessionStartEvent",
-    "SlashCommand",
-    "StreamOptions",
-    "SystemPromptEvent",
-    "ThinkingLevelSelectEvent",
-    "Tool",
-    "ToolCallDecision",
-    "ToolCallEvent",
-    "ToolContext",
-    "ToolError",
-    "ToolPatch",
-    "ToolResult",
-    "ToolResultEvent",
-    "UserBashEvent",
-    "hookimpl",
-    "hookspec",
-]
+__all__ = list(_LAZY)
 
 if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
@@ -120,7 +83,7 @@ if TYPE_CHECKING:
         UserBashEvent,
     )
     from atomic_host.contract.host import HostAPI
-    from atomic_host.contract.markers import PROJECT_NAME, hookimpl, hookspec
+    from atomic_host.contract.markers import PROJECT_NAME, fail_closed, hookimpl, hookspec
     from atomic_host.contract.providers import ApiImpl, ProviderInfo, StreamOptions
     from atomic_host.contract.results import (
         AgentStartResult,
@@ -135,11 +98,4 @@ if TYPE_CHECKING:
     )
     from atomic_host.contract.tools import Tool, ToolContext, ToolError, ToolResult
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atomic_host' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

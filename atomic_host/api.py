@@ -167,11 +167,14 @@ class ExtensionAPI:
         self._rt.out.send(event)
 
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
-        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
+        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``.
+        The command's environment is the bash tool's: the host's credentials left out (``shellEnv``)."""
         from atomic_host.kit.shell import run_shell
+        from atomic_host.kit.tool_env import pass_through
 
         s = self._rt.require_session()
-        r = await run_shell(command, s.cwd, timeout=timeout, session_id=s.session.id)
+        keep = pass_through(self._rt.settings.get("shellEnv"))
+        r = await run_shell(command, s.cwd, timeout=timeout, session_id=s.session.id, keep_env=keep)
         return {
             "output": r.output,
             "exitCode": r.exit_code,

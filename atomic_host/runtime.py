@@ -18,7 +18,8 @@ from atomic_host.core.settings import Settings
 from atomic_host.kit.log import log
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
-from atomic_host.plugins.manager import PluginHost, PluginRecord
+from atomic_host.plugins.faults import guard_exit
+from atomic_host.plugins.manager import HELPERS_ATTR, PluginHost, PluginRecord
 from atomic_host.plugins.named import NamedTable
 from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
 
@@ -52,6 +53,7 @@ class Runtime:
 
     def __init__(self, options: Options, out: EventSink, ui: FrontendUI | None = None) -> None:
         self.options = options
+        guard_exit()  # one runtime per host process: from here on plugin code cannot os._exit it
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
         from atomic_host.core.models.registry import register_startup_credentials
@@ -69,6 +71,7 @@ class Runtime:
         self.settings = global_settings if project is None else Settings(global_settings.global_path, project)
         self.plugins = PluginHost(self.extension_error)
         self.plugins.hook_timeout_s = self.settings.int("hookTimeoutMs", 30000) / 1000
+        self.plugins.fail_closed_all = self.settings.bool("hooks.failClosed", False)
         self.plugins.waiting_on_user = lambda: bool(self.ui.pending)
         self.watchdog: Any = None
         self.hooks = Dispatcher(self.plugins, self.api)
@@ -187,6 +190,9 @@ class Runtime:
         contribute("register_workflows", register_workflow)
         contribute("register_session_stores", self.store_kinds.register_for(name))
         contribute("register_exporters", self.exporters.register_for(name))
+        if record.status == "failed":  # a register_* hook raised: the plugin is failed, as for a failed import
+            self.plugins.unload(name)
+            self.forget(name)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
 
@@ -265,6 +271,14 @@ class Runtime:
             log.info(f"reloaded extension {path}")
         apply_selection(self)
 
+    def helper_users(self, helper: Path) -> set[Path]:
+        """The loaded local extensions that imported ``helper`` (a module beside them)."""
+        return {
+            r.file
+            for r in self.plugins.records.values()
+            if r.file is not None and helper in getattr(r.module, HELPERS_ATTR, ())
+        }
+
     async def watch_extensions(self) -> None:
         """``--watch``: note changed extension files; they are applied between turns."""
         from watchfiles import Change, awatch
@@ -281,7 +295,11 @@ class Runtime:
         async for changes in awatch(*watch, debounce=50, step=20):
             for change, raw in changes:
                 p = Path(raw).resolve()
-                if p.suffix != ".py" or p.name.startswith((".", "_")):
+                if p.suffix != ".py" or p.name.startswith("."):
+                    continue
+                users = self.helper_users(p)  # a helper module: reload the extensions that imported it
+                self.pending_reload.update(users)
+                if users or p.name.startswith("_"):
                     continue
                 # Known files, or new files in an extensions dir (not siblings of an -e file).
                 if p in files or (p.parent in ext_dirs and change is not Change.deleted):
@@ -353,6 +371,7 @@ class Runtime:
                 session_dir=Path(session_dir).expanduser() if session_dir else None,
                 cwd=self.cwd,
                 fsync=self.settings.str("sessionFsync") != "never",
+                settings=self.settings,
             )
             self._store = open_store(self.store_kinds.items, kind, options, hint=self.disabled_note())
         return self._store

@@ -150,6 +150,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             handler="builtin_plugins.tool_search:run",
             summary=SUMMARY,
             opt_in=True,
+            read_only=True,  # it only makes tools visible; running them is gated as usual
             loads_deferred=True,
             exposure="model-only",
             source='built-in extension "tool-search"',

@@ -116,3 +116,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         stored: dict[str, float] = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
         stored.update({path: round(total, 1) for path, total in _measured.items()})
         DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A real PostgreSQL server for this test process (tests/pg_helpers.py); skips loudly when
+    Debian's postgresql package is not installed. Tests take their own schema with ``fresh_url``."""
+    from pg_helpers import MISSING, Postgres, postgres_bin
+
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip(MISSING)
+    server = Postgres(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

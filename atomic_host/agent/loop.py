@@ -15,6 +15,7 @@ from atomic_host.kit import secrets
 from atomic_host.kit.llm.complete import assistant_message, failed
 from atomic_host.kit.llm.stream import ABORTED_MESSAGE
 from atomic_host.kit.llm.usage import empty_usage
+from atomic_host.plugins.faults import fault_text
 
 if TYPE_CHECKING:
     from atomic_host.agent.ports import RunPorts
@@ -129,8 +130,8 @@ async def stream_assistant(run: RunPorts, system_prompt: str | None) -> dict[str
             run.cancelled_for_abort = False
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
             final = {**failed(ABORTED_MESSAGE, model, "aborted"), "content": updates.partial.get("content", [])}
-        except Exception as exc:  # a provider broke its "never raises" contract
-            final = failed(f"Provider error: {exc}", model)
+        except BaseException as exc:  # a provider broke its "never raises" contract (even with sys.exit: faults.py)
+            final = failed(f"Provider error: {fault_text(exc)}", model)
         finally:
             run.in_provider_stream = False
         updates.flush()

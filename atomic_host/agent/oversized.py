@@ -4,13 +4,15 @@
 Files live in ``<sessionDir>/tool-results/<sanitized toolCallId>.txt`` for JSONL sessions, else
 (in-memory, SQLite) in ``<session temp dir>/tool-results/``. Directories are 0700, files 0600; a
 symlinked or foreign-owned directory is refused, and then the block says the output was not saved.
+A session whose store is not a file store (its writer has ``put_blob``: postgres) keeps the text in
+the store, as ``tool-results/<sanitized toolCallId>.txt``, and nothing on the local disk.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from atomic_host.contract.tools import ToolResult
 from atomic_host.kit.fsio import private_dir
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 class _StoredSession(Protocol):
     location: str | None
+    writer: Any
 
 
 class ResultOwner(Protocol):
@@ -89,13 +92,31 @@ def preview(text: str, limit: int = PREVIEW_BYTES) -> str:
     return head[:cut] if cut > 0 else head
 
 
-def persisted_block(text: str, path: str | None) -> str:
+def persisted_block(text: str, path: str | None, stored: str | None = None) -> str:
     size = f"{len(text):,} characters, {len(text.encode('utf-8', 'surrogatepass')):,} bytes"
-    where = f"Full output saved to: {path}" if path else "The full output could not be saved."
+    if stored:
+        where = (
+            f"Full output kept in the session store as {stored} (not a file: narrow the command, "
+            "e.g. with grep, head or tail, to see other parts of it)."
+        )
+    else:
+        where = f"Full output saved to: {path}" if path else "The full output could not be saved."
     return (
         f"<persisted-output>\nOutput too large ({size}). {where}\n\n"
         f"Preview (first {PREVIEW_BYTES} bytes):\n{preview(text)}\n...\n</persisted-output>"
     )
+
+
+def _text_of(result: ToolResult) -> str:
+    texts = [b.get("text", "") for b in result.content if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(t for t in texts if isinstance(t, str))
+
+
+def is_oversized(tool: Tool | None, result: ToolResult) -> bool:
+    """Whether :func:`persist_if_oversized` would replace ``result`` (the caller then runs it in a
+    thread: it writes a file or a database row)."""
+    limit = result_limit(tool)
+    return bool(limit) and len(_text_of(result)) > limit
 
 
 def persist_if_oversized(
@@ -103,20 +124,27 @@ def persist_if_oversized(
 ) -> ToolResult:
     """Return ``result`` unchanged, or with its text replaced by a ``<persisted-output>`` block."""
     limit = result_limit(tool)
-    texts = [b.get("text", "") for b in result.content if isinstance(b, dict) and b.get("type") == "text"]
-    text = "\n".join(t for t in texts if isinstance(t, str))
+    text = _text_of(result)
     if not limit or len(text) <= limit:
         return result
-    directory = results_dir(agent)
-    path = directory / f"{sanitize_id(call_id)}.txt" if directory else None
-    if path is not None and not _write_private(path, text):
-        path = None
+    path = stored = None
+    keep = getattr(agent.session.writer, "put_blob", None)
+    if keep is not None:
+        try:
+            stored = keep(f"tool-results/{sanitize_id(call_id)}.txt", text.encode("utf-8", "surrogatepass"))
+        except OSError:
+            stored = None
+    else:
+        directory = results_dir(agent)
+        path = directory / f"{sanitize_id(call_id)}.txt" if directory else None
+        if path is not None and not _write_private(path, text):
+            path = None
     others = [b for b in result.content if not (isinstance(b, dict) and b.get("type") == "text")]
-    content = [{"type": "text", "text": persisted_block(text, str(path) if path else None)}, *others]
+    content = [{"type": "text", "text": persisted_block(text, str(path) if path else None, stored)}, *others]
     details = result.details
     if details is None or isinstance(details, dict):
-        details = {
-            **(details or {}),
-            "persistedOutput": {"path": str(path) if path else None, "chars": len(text)},
-        }
+        record: dict[str, Any] = {"path": str(path) if path else None, "chars": len(text)}
+        if stored:
+            record["stored"] = stored
+        details = {**(details or {}), "persistedOutput": record}
     return ToolResult(content, details, result.is_error)

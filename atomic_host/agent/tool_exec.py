@@ -7,11 +7,12 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
-from atomic_host.agent.oversized import persist_if_oversized
+from atomic_host.agent.oversized import is_oversized, persist_if_oversized
 from atomic_host.contract.events import ToolCallEvent, ToolResultEvent
 from atomic_host.contract.tools import ToolError, ToolResult
 from atomic_host.kit import secrets
-from atomic_host.kit.log import log
+from atomic_host.kit.log import log, plugin_log
+from atomic_host.plugins.faults import fault_report, fault_text
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -63,8 +64,11 @@ async def call_tool(
     try:
         model = tool.params_model()
         params: Any = event.input if model is None else model.model_validate(event.input)
-    except Exception as exc:
-        return ToolResult.text(_validation_message(exc), is_error=True)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # a lazily imported params module is plugin code too (faults.py)
+        message = _validation_message(exc) if isinstance(exc, Exception) else fault_text(exc)
+        return ToolResult.text(message, is_error=True)
     ctx = run.tool_context(
         tool,
         call_id,
@@ -83,8 +87,10 @@ async def call_tool(
         result = ToolResult.text(str(exc), is_error=True)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
-        result = ToolResult.text(str(exc) or type(exc).__name__, is_error=True)
+    except BaseException as exc:  # sys.exit() in a handler is its error, not the host's end (faults.py)
+        if not isinstance(exc, Exception):
+            plugin_log.warning(f"tool {name} ({tool.source_path or tool.plugin}): {fault_report(exc)}")
+        result = ToolResult.text(fault_text(exc), is_error=True)
     if run.hooks.has_impls("tool_result"):
         patch_event = ToolResultEvent(tool_name=name, tool_call_id=call_id, input=event.input, result=result)
         await run.hooks.acall("tool_result", event=patch_event)
@@ -174,7 +180,9 @@ async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tup
         event = ToolCallEvent(tool_name=name, tool_call_id=call_id, input=dict(args))
         result = await until_aborted(run, name, call_tool(run, name, args, call_id, signal, on_update, event), signal)
         terminate = terminate or event.terminate
-        result = persist_if_oversized(run, run.tools.get(name), call_id, result)
+        tool = run.tools.get(name)
+        if is_oversized(tool, result):  # a file or a database row: written off the loop
+            result = await asyncio.to_thread(persist_if_oversized, run, tool, call_id, result)
         emit(
             {
                 "type": "tool_execution_end",

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.records import field, record
 
 if TYPE_CHECKING:
+    import asyncio
+
     from atomic_host.contract.tools import ToolResult
 
 WireEvent = dict[str, Any]
@@ -160,6 +162,8 @@ class ContextEvent:
     messages: list[dict[str, Any]]
     model: dict[str, Any] | None = None
     """The model the call goes to (``provider``, ``id``, ``api``, …)."""
+    signal: asyncio.Event | None = None
+    """Set when the run is aborted: a hook that waits for something stops waiting then."""
 
 
 @record

@@ -94,6 +94,10 @@ class HookRule:
     bounded: bool = True
     """Async implementations are cancelled after ``hookTimeoutMs``. False for the strategy hooks
     that wait on a model (``compact``, ``summarize``): ``abort_compaction`` or the host cancels those."""
+    on_failure: Callable[[str, str], Any] | None = None
+    """For a gate that can fail closed (``tool_call``): the result an implementation that failed
+    stands for, given its extensionPath and what went wrong, when it fails closed (``@fail_closed``
+    or the ``hooks.failClosed`` setting). None: a failed implementation is skipped (no opinion)."""
 
 
 DISPATCH_RULES: dict[str, HookRule] = {}
@@ -105,14 +109,14 @@ def spec(
     *,
     returns: tuple[type, ...] = (),
     sync: bool = False,
-    firstresult: bool = False,
     bounded: bool = True,
+    on_failure: Callable[[str, str], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a hook: a pluggy hookspec plus its combining rule (see the module docstring)."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded)
-        return hookspec(firstresult=firstresult)(fn)
+        DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded, on_failure)
+        return hookspec(fn)
 
     return mark
 
@@ -315,7 +319,7 @@ def on_event(event: WireEvent, api: HostAPI) -> None:
 # --- Tools ---
 
 
-@spec("first_block", returns=(ToolCallDecision,))
+@spec("first_block", returns=(ToolCallDecision,), on_failure=ToolCallDecision.failed_closed)
 def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
     """Gate a tool call before it runs (``event.tool_name``, ``event.tool_call_id``, ``event.input``).
 
@@ -323,6 +327,10 @@ def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
     ``ToolCallDecision(block=True, reason=...)`` to refuse it: the model gets an error
     result with the reason. The first block wins. ``ToolCallDecision(terminate=True)`` (with or
     without ``block``) ends the run after this turn's tool batch: no further model call.
+
+    A gate that fails (raises, exits, times out, returns something else) is skipped, unless it is
+    fail-closed (``@fail_closed``, or the ``hooks.failClosed`` setting for every gate): then the
+    call is blocked, and with the setting also while any extension failed to load.
     """
 
 
@@ -355,7 +363,7 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-@spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
+@spec("first_result", returns=(Cancel, CompactResult))
 def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
     """Compaction is about to summarise the region the strategy prepared (``event.lines``,
     ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
@@ -363,7 +371,7 @@ def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Ca
     (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
 
 
-@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+@spec("first_result", returns=(Compaction, Failure, Cancel), bounded=False)
 def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
     """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
     ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
@@ -379,7 +387,7 @@ def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel 
 # --- Summaries ---
 
 
-@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+@spec("first_result", returns=(Summary, Failure), bounded=False)
 def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
     """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
     branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).

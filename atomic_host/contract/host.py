@@ -117,7 +117,8 @@ class HostAPI(Protocol):
         ...
 
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
-        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``."""
+        """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``.
+        The command's environment is the bash tool's: the host's credentials left out (``shellEnv``)."""
         ...
 
     async def run_internal_session(

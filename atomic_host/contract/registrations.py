@@ -48,6 +48,9 @@ class StoreOptions:
     fsync: bool = True
     """Settings ``sessionFsync``: True (``always``, the default) means an acknowledged entry survives
     power loss; False (``never``) only a process crash."""
+    settings: Any = None
+    """The host's settings (``settings.get("dotted.key")``), for a store's own keys (``postgres``
+    reads ``database.url``); None outside a host (scripts, tests)."""
 
 
 @record

@@ -68,6 +68,11 @@ class ToolCallDecision:
     reason: str | None = None
     terminate: bool = False
 
+    @classmethod
+    def failed_closed(cls, path: str, why: str) -> ToolCallDecision:
+        """The block a fail-closed gate that failed stands for (``path``: its extension; ``why``)."""
+        return cls(block=True, reason=f"Tool call blocked: the tool_call gate of {path} failed and fails closed: {why}")
+
     def apply(self, event: ToolCallEvent) -> bool:
         """Note ``terminate`` on ``event``; True when the call is blocked (the first block wins)."""
         if self.terminate:
@@ -214,9 +219,10 @@ class Compaction:
     planner_model: dict[str, Any] | None = None
     """``{"provider", "id", "thinkingLevel"?}`` when a ``fallbackModels`` entry wrote it."""
     details: dict[str, Any] = field(default_factory=dict)
-    """More keys of the entry's ``details``. ``strategy`` defaults to ``verbatim-lines``, the
-    boundary kind the session format reads back (the summary replaces the region);
-    ``backend: "summary"`` introduces it to the model as a summary instead of retained lines."""
+    """More keys of the entry's ``details``. ``details["strategy"]`` is the host's: the boundary
+    kind the session format reads back (``verbatim-lines``: the summary replaces the region); a
+    strategy that puts its own name there finds it in ``details["strategyName"]``.
+    ``backend: "summary"`` introduces the summary to the model as a summary instead of retained lines."""
     entry: dict[str, Any] = field(default_factory=dict)
     """More top-level fields of the entry (the built-in: ``fromHook``)."""
 

@@ -210,6 +210,12 @@ class Tool:
     is one of the built-in defaults that ``defaultTools`` replaces."""
     needs_ui: bool = False
     """Needs a user to answer (extension UI dialogs): left out in modes without one (``--mode print``/``json``)."""
+    read_only: bool = False
+    """Known to have no side effects: it changes no file, runs no command, reaches nothing outside
+    the host (tools it calls itself, as codemode does, are gated on their own). Permission gates
+    read it: ACP's ``read_only`` mode runs only such tools, and its other modes ask before every
+    tool without it. Leave it False when in doubt: a tool that is not known to be read-only is
+    refused or asked about, never let through silently."""
     exposure: Literal["direct", "model-only"] = "direct"
     deferred: bool = False
     """Hidden from the model until a tool that ``loads_deferred`` (tool_search) loads it."""

@@ -38,3 +38,13 @@ class Options:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     cwd: str | None = None
+
+    def missing_extension(self) -> str | None:
+        """Why an ``-e`` path cannot load (it does not exist), as the line to print; None when all
+        exist. A typo ends the command before anything runs."""
+        import os
+
+        for path in self.extensions:
+            if not os.path.exists(os.path.expanduser(path)):
+                return f"atomic: no such extension file or directory: {path} (-e/--extension)"
+        return None

@@ -43,7 +43,7 @@ async def summarize_entries(
     from atomic_host.session.context import build_session_context
 
     model = agent.require_model()
-    hooks = agent.rt.hooks
+    hooks = agent.hooks
     if not hooks.has_impls("summarize"):
         raise RuntimeError(NO_STRATEGY)
     event = SummarizeEvent(

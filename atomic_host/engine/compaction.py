@@ -4,8 +4,8 @@ The strategy is the ``compact`` hook (the built-in verbatim-lines one is its ``t
 ``builtin_plugins.compaction``): this driver builds its event — the branch, the context estimate, the
 models it may ask (with the session's retry settings and ``summarization_retry_*`` events) and the
 ``session_before_compact`` consultation — and writes the boundary the winning result describes. One
-compaction runs at a time, as its own task (``agent.compaction_job``): manual requests join it,
-``abort_compaction`` cancels it. It works on :class:`~atomic_host.engine.ports.CompactionPorts`.
+compaction runs at a time, as its own task (the :class:`Compactor`'s ``job``): manual requests join
+it, ``abort_compaction`` cancels it. It works on :class:`~atomic_host.engine.ports.CompactionPorts`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCo
 from atomic_host.contract.records import record
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
 from atomic_host.engine.model_choice import fallback_target
+from atomic_host.engine.retry import retry_delay_ms
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
 from atomic_host.kit.messages import VERBATIM_STRATEGY
 
 if TYPE_CHECKING:
-    from atomic_host.engine.ports import CompactionPorts
+    from atomic_host.engine.ports import CompactionPorts, RunControl
 
 TOO_SMALL = "Nothing to compact (session too small)"
 NO_STRATEGY = (
@@ -75,36 +76,97 @@ class Job:
     task: asyncio.Task[Outcome]
 
 
-# --- public entry points -------------------------------------------------------------------------
+# --- the driver ----------------------------------------------------------------------------------
 
 
-def has_strategy(agent: CompactionPorts) -> bool:
-    """Whether a plugin implements ``compact`` (automatic compaction is skipped without one)."""
-    return agent.rt.hooks.has_impls("compact")
+class Compactor:
+    """One session's compaction: the running job, and whether this turn already recovered from an
+    overflow (a second one is not retried). Triggers: :meth:`before_prompt`, :meth:`after_run`;
+    requests: :meth:`manual`, :meth:`abort`; a run's abort: :meth:`cancel_automatic`."""
 
+    def __init__(self, agent: CompactionPorts) -> None:
+        self.agent = agent
+        self.job: Job | None = None
+        self.overflow_recovered = False
 
-def is_compacting(agent: CompactionPorts) -> bool:
-    job: Job | None = agent.compaction_job
-    return job is not None and not job.task.done()
+    @property
+    def running(self) -> bool:
+        return self.job is not None and not self.job.task.done()
 
+    def has_strategy(self) -> bool:
+        """Whether a plugin implements ``compact`` (automatic compaction is skipped without one)."""
+        return self.agent.hooks.has_impls("compact")
 
-async def manual_compact(agent: CompactionPorts) -> dict[str, Any]:
-    """RPC ``compact``: abort the run, cancel automatic compaction, join a running manual one."""
-    job: Job | None = agent.compaction_job
-    if job is not None and not job.task.done():
-        if job.reason == "manual":
-            return _answer(await _joined(job))
-        job.task.cancel()
-        await asyncio.gather(job.task, return_exceptions=True)
-    if not has_strategy(agent):
-        raise HostError(NO_STRATEGY)
-    if agent.is_streaming:
-        await agent.abort()
-    agent.require_model()
-    job = agent.compaction_job
-    if job is None or job.task.done() or job.reason != "manual":  # else another manual request started meanwhile
-        job = start(agent, "manual")
-    return _answer(await _joined(job))
+    def new_turn(self) -> None:
+        """A new turn may recover from an overflow once."""
+        self.overflow_recovered = False
+
+    async def manual(self, run: RunControl) -> dict[str, Any]:
+        """RPC ``compact``: abort the run, cancel automatic compaction, join a running manual one."""
+        job = self.job
+        if job is not None and not job.task.done():
+            if job.reason == "manual":
+                return _answer(await _joined(job))
+            job.task.cancel()
+            await asyncio.gather(job.task, return_exceptions=True)
+        if not self.has_strategy():
+            raise HostError(NO_STRATEGY)
+        if run.is_streaming:
+            await run.abort()
+        self.agent.require_model()
+        job = self.job
+        if job is None or job.task.done() or job.reason != "manual":  # else another manual request started meanwhile
+            job = self.start("manual")
+        return _answer(await _joined(job))
+
+    def abort(self) -> None:
+        """RPC ``abort_compaction``: cancel the running compaction (a no-op when none runs)."""
+        if self.job is not None and not self.job.task.done():
+            self.job.task.cancel()
+
+    def cancel_automatic(self) -> None:
+        """``abort``: cancel a threshold/overflow compaction of the run (manual ones need ``abort_compaction``)."""
+        job = self.job
+        if job is not None and job.reason != "manual" and not job.task.done():
+            job.task.cancel()
+
+    async def before_prompt(self) -> None:
+        """Threshold check before a new prompt (aborted replies included)."""
+        last = _last_assistant(self.agent)
+        if last is not None and self.has_strategy() and _over_threshold(self.agent, last):
+            await self.start("threshold").task
+
+    async def after_run(self, abort_signal: asyncio.Event) -> bool:
+        """After a finished (not aborted) run: overflow recovery or threshold compaction.
+
+        True when the run should continue (overflow compacted and the failed reply left the context).
+        """
+        agent = self.agent
+        last = _last_assistant(agent)
+        if last is None or last.get("stopReason") == "aborted" or not self.has_strategy():
+            return False
+        if _is_overflow(agent, last):
+            if self.overflow_recovered:
+                outcome = Outcome("overflow", error=UNRESOLVED_OVERFLOW)
+                _emit_start(agent, "overflow")
+                _emit_end(agent, outcome, unresolved=True)
+                return False
+            self.overflow_recovered = True
+            will_retry = last.get("stopReason") != "stop"
+            outcome = await self.start("overflow", failed=last, will_retry=will_retry).task
+            if outcome.result is None:
+                return False
+            if last in agent.messages:
+                agent.messages.remove(last)
+            return will_retry and not abort_signal.is_set()
+        if _over_threshold(agent, last):
+            await self.start("threshold").task
+        return False
+
+    def start(self, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False) -> Job:
+        """Start one compaction as its own task and remember it as the running job."""
+        self.job = Job(reason, asyncio.create_task(_run(self.agent, reason, failed, will_retry)))
+        return self.job
 
 
 async def _joined(job: Job) -> Outcome:
@@ -120,63 +182,6 @@ async def _joined(job: Job) -> Outcome:
         if job.task.cancelled() and not (me is not None and me.cancelling()):
             return Outcome(job.reason, aborted=True)
         raise
-
-
-def abort_compaction(agent: CompactionPorts) -> None:
-    """RPC ``abort_compaction``: cancel the running compaction (a no-op when none runs)."""
-    job: Job | None = agent.compaction_job
-    if job is not None and not job.task.done():
-        job.task.cancel()
-
-
-def cancel_automatic(agent: CompactionPorts) -> None:
-    """``abort``: cancel a threshold/overflow compaction of the run (manual ones need ``abort_compaction``)."""
-    job: Job | None = agent.compaction_job
-    if job is not None and job.reason != "manual" and not job.task.done():
-        job.task.cancel()
-
-
-async def before_prompt(agent: CompactionPorts) -> None:
-    """Threshold check before a new prompt (aborted replies included)."""
-    last = _last_assistant(agent)
-    if last is not None and has_strategy(agent) and _over_threshold(agent, last):
-        await start(agent, "threshold").task
-
-
-async def after_run(agent: CompactionPorts) -> bool:
-    """After a finished (not aborted) run: overflow recovery or threshold compaction.
-
-    True when the agent should continue (overflow compacted and the failed reply left the context).
-    """
-    last = _last_assistant(agent)
-    if last is None or last.get("stopReason") == "aborted" or not has_strategy(agent):
-        return False
-    if _is_overflow(agent, last):
-        if agent.overflow_recovered:
-            outcome = Outcome("overflow", error=UNRESOLVED_OVERFLOW)
-            _emit_start(agent, "overflow")
-            _emit_end(agent, outcome, unresolved=True)
-            return False
-        agent.overflow_recovered = True
-        will_retry = last.get("stopReason") != "stop"
-        outcome = await start(agent, "overflow", failed=last, will_retry=will_retry).task
-        if outcome.result is None:
-            return False
-        if last in agent.messages:
-            agent.messages.remove(last)
-        return will_retry and not agent.abort_signal.is_set()
-    if _over_threshold(agent, last):
-        await start(agent, "threshold").task
-    return False
-
-
-def start(
-    agent: CompactionPorts, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False
-) -> Job:
-    """Start one compaction as its own task and remember it as the running job."""
-    job = Job(reason, asyncio.create_task(_run(agent, reason, failed, will_retry)))
-    agent.compaction_job = job
-    return job
 
 
 # --- triggers ------------------------------------------------------------------------------------
@@ -221,7 +226,7 @@ def _over_threshold(agent: CompactionPorts, last: dict[str, Any]) -> bool:
         tokens = context_estimate(agent.messages)
     else:
         tokens = usage_tokens(last.get("usage") or {}, last.get("api", ""))
-    reserve = agent.rt.settings.int("compaction.reserveTokens", DEFAULT_RESERVE_TOKENS)
+    reserve = agent.settings.int("compaction.reserveTokens", DEFAULT_RESERVE_TOKENS)
     return tokens > window - reserve
 
 
@@ -280,7 +285,7 @@ def _emit_end(agent: CompactionPorts, outcome: Outcome, *, will_retry: bool = Fa
 async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] | None) -> dict[str, Any]:
     from atomic_host.session.stats import context_estimate
 
-    hooks = agent.rt.hooks
+    hooks = agent.hooks
     branch = agent.session.branch()
     if failed is not None:  # the overflowed reply leaves the context: do not keep it in the tail
         branch = [e for e in branch if e.get("message") is not failed]
@@ -334,7 +339,7 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
     first_kept = answer.first_kept_entry_id
     wire: dict[str, Any] = {
         "promptVersion": answer.prompt_version,
-        "parameters": answer.parameters or wire_parameters(agent.rt.settings.data),
+        "parameters": answer.parameters or wire_parameters(agent.settings.data),
         "rung": answer.rung,
         "stats": answer.stats or _stats(summary, tokens_before),
     }
@@ -342,7 +347,12 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
         wire["plannerModel"] = answer.planner_model
     details: dict[str, Any] = {"strategy": VERBATIM_STRATEGY, **{k: wire[k] for k in _DETAIL_KEYS if k in wire}}
     details.update(answer.details or {})
-    backup = _write_backup(agent, BACKUP_LABEL[reason])
+    if details["strategy"] != VERBATIM_STRATEGY:
+        # The boundary kind is the host's: the session format reads an entry back as the context's
+        # boundary only with this value. A strategy's own name is kept beside it.
+        details["strategyName"] = details["strategy"]
+        details["strategy"] = VERBATIM_STRATEGY
+    backup = await _write_backup(agent, BACKUP_LABEL[reason])
     if backup:
         details["backupPath"] = backup
     agent.session.append(
@@ -381,9 +391,9 @@ def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | 
     ``fallbackModels`` entry once (semantics §4.5; the session's model is never changed)."""
     assert agent.model is not None
     models = [(agent.model, None, False)]
-    entries = agent.rt.settings.get("fallbackModels") or []
+    entries = agent.settings.get("fallbackModels") or []
     for entry in entries if isinstance(entries, list) else []:
-        target = fallback_target(agent.rt.models, entry)
+        target = fallback_target(agent.registry, entry)
         if target is not None and all(target[0]["id"] != m["id"] or target[0]["provider"] != m["provider"]
                                       for m, _l, _b in models):  # fmt: skip
             models.append((target[0], target[1], True))
@@ -394,7 +404,7 @@ def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level
     """One planning request to ``model`` with the session's retry settings and summarization_retry events."""
     from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
-    settings = agent.rt.settings
+    settings = agent.settings
 
     async def request(context: dict[str, Any]) -> dict[str, Any]:
         attempt = 0
@@ -409,7 +419,7 @@ def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level
                 if not (retryable and agent.auto_retry and attempt < settings.retry_max):
                     return final
                 attempt += 1
-                delay = settings.retry_base_delay_ms * 2 ** (attempt - 1)
+                delay = retry_delay_ms(settings, final, attempt)  # the session's policy, retry-after included
                 agent.emit(
                     {
                         "type": "summarization_retry_scheduled",
@@ -431,13 +441,13 @@ def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level
 async def _stream_once(
     agent: CompactionPorts, model: dict[str, Any], context: dict[str, Any], level: str | None = None
 ) -> dict[str, Any]:
-    stream_fn = agent.rt.models.stream_fn(model["api"])
+    stream_fn = agent.registry.stream_fn(model["api"])
     if stream_fn is None:  # an answer, not an exception: the strategy (a plugin) reports it as a failure
         message = f"No API implementation registered for {model['api']}"
         return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": message}
     options = agent.stream_options()
     if model is not agent.model:  # a borrowed planner: its own credentials, headers and reasoning
-        models = agent.rt.models
+        models = agent.registry
         options.api_key = models.resolve_api_key(model["provider"])
         options.headers = models.request_headers(model)
         chosen = level or agent.thinking_level
@@ -457,23 +467,38 @@ async def _stream_once(
         raise
 
 
-def _write_backup(agent: CompactionPorts, label: str) -> str | None:
-    """``<sessionFile>.<ISO-with-dashes>.<label>.bak`` with the full entry list; None without a file."""
+async def _write_backup(agent: CompactionPorts, label: str) -> str | None:
+    """The full entry list as it is now, as JSONL: ``<sessionFile>.<ISO-with-dashes>.<label>.bak``
+    (mode 0600) beside a session file; kept in the store (its writer's ``put_blob``) when the
+    session is not a file (postgres); None when it is neither (memory, sqlite) or the write failed.
+    Written in a thread from a snapshot taken here."""
+    import os
     from datetime import UTC, datetime
 
     session = agent.session
-    location = session.location
-    if not location or location.startswith("sqlite:") or session.writer is None:
+    location, writer = session.location, session.writer
+    keep = getattr(writer, "put_blob", None)
+    # a location that is no absolute path is no file: never "<location>.<stamp>.bak" in the cwd
+    if writer is None or not location or (keep is None and not os.path.isabs(location)):
         return None
     now = datetime.now(UTC)
-    stamp = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
-    path = f"{location}.{stamp}.{label}.bak"
-    from atomic_host.kit.sessions.jsonl import encode_line
+    name = now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z.{label}.bak"
+    records = [session.header, *session.entries]  # later appends stay out of the backup
+
+    def write() -> str:
+        from atomic_host.kit.sessions.jsonl import encode_line
+
+        # Masked again: entries of a session written before its credentials were known.
+        data = b"".join(encode_line(secrets.mask_obj(r)) for r in records)
+        if keep is not None:
+            return keep(name, data)
+        path = f"{location}.{name}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(fd, "wb") as fh:
+            fh.write(data)
+        return path
 
     try:
-        with open(path, "wb") as fh:
-            # Masked again: entries of a session written before its credentials were known.
-            fh.write(b"".join(encode_line(secrets.mask_obj(r)) for r in [session.header, *session.entries]))
+        return await asyncio.to_thread(write)
     except OSError:
         return None
-    return path

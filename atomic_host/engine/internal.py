@@ -5,26 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from atomic_host.contract.errors import HostError
-from atomic_host.engine.agent_session import AgentSession, make_user_message
+from atomic_host.engine.agent_session import AgentSession
+from atomic_host.engine.prompting import make_user_message
 from atomic_host.kit.messages import message_text
 
-if TYPE_CHECKING:
-    from atomic_host.kit.sessions.tree import Session
 
+class _Kept:
+    """A child session's events: none reaches the client or the ``on_event`` observers; the
+    signals the caller needs are kept."""
 
-class ChildSession(AgentSession):
-    """An AgentSession that is never the active one: nothing it emits reaches the client or the
-    ``on_event`` observers, and the signals the caller needs are kept."""
-
-    def __init__(self, rt: Any, session: Session) -> None:
-        super().__init__(rt, session)
+    def __init__(self) -> None:
         self.unresolved_overflow = False
         self.overflow_error: str | None = None
 
-    def emit(self, event: dict[str, Any], line: str | None = None) -> None:
+    def __call__(self, event: dict[str, Any], line: str | None = None) -> None:
         if event.get("type") == "compaction_end" and event.get("unresolvedOverflow"):
             self.unresolved_overflow = True
             self.overflow_error = event.get("errorMessage") or "Context overflow could not be resolved"
@@ -59,11 +56,12 @@ async def run_internal_session(
         raise HostError("No model selected. Use set_model, --model or configure an API key.")
     session = rt.store.new_session(owner.cwd, parent_session=owner.session.location)
     session.header.update(header or {})  # before the first write: the lazy write puts it in line 1
-    child = ChildSession(rt, session)
+    kept = _Kept()
+    child = AgentSession(rt, session, emit=kept)  # type: ignore[arg-type]  # an Emitter by shape
     child.model = chosen
     child.thinking_level = clamp(chosen, thinking or level or owner.thinking_level)
-    child.tool_names = set(tools) if tools is not None else None
-    child.record_initial_settings()
+    child.active.tool_names = set(tools) if tools is not None else None
+    child.active.state.record_initial()
     result: dict[str, Any] = {
         "sessionId": session.id,
         "sessionFile": session.location,
@@ -102,8 +100,8 @@ async def run_internal_session(
             result["errorMessage"] = last["errorMessage"]
     else:
         result["errorMessage"] = "The stage ended without an answer"
-    if child.unresolved_overflow:
+    if kept.unresolved_overflow:
         result["unresolvedOverflow"] = True
         result["stopReason"] = "error"
-        result.setdefault("errorMessage", child.overflow_error)
+        result.setdefault("errorMessage", kept.overflow_error)
     return result

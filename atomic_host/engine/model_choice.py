@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from atomic_host.core.options import Options
     from atomic_host.core.settings import Settings
 
+STALE_DEFAULT = "Your default model {ref} (settings defaultProvider/defaultModel) is not available."
+STALE_ADVICE = "Choose a model with set_model (or --model), or fix models.json."
+"""The refusal when the saved default model is gone (``modelFallbackMessage``), in the RPC's words;
+print mode words the advice for a command line (:func:`atomic_host.frontends.hints.explain`)."""
+
 
 class StartupChoice:
     """What a session starts with: the model (or None), the thinking level, and the message that
@@ -52,10 +57,7 @@ def startup_choice(
         if dp and dm:
             model = registry.find(dp, dm)
             if model is None:  # never silently swap the user's chosen model for another
-                fallback_message = (
-                    f"Your default model {dp}/{dm} (settings defaultProvider/defaultModel) is not available. "
-                    "Choose a model with set_model (or --model), or fix models.json."
-                )
+                fallback_message = f"{STALE_DEFAULT.format(ref=f'{dp}/{dm}')} {STALE_ADVICE}"
         else:
             model = registry.default_model()  # the providers' preferred_models, never a scripted one
     if fresh or wanted_level:

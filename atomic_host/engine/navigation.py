@@ -24,7 +24,6 @@ from atomic_host.contract.events import (
     SessionTreeEvent,
 )
 from atomic_host.contract.records import record
-from atomic_host.engine import summaries
 from atomic_host.engine.agent_session import AgentSession
 from atomic_host.engine.branch_summary import abandoned_path, summarize_entries
 from atomic_host.engine.services import HostServices
@@ -79,10 +78,10 @@ async def activate(rt: NavigationHost, session: Session, reason: str, *, fresh: 
     if old is not None:
         agent.model, agent.thinking_level = old.model, old.thinking_level
         agent.queues.steering_mode, agent.queues.follow_up_mode = old.queues.steering_mode, old.queues.follow_up_mode
-        agent.auto_retry, agent.auto_compaction = old.auto_retry, old.auto_compaction
+        agent.active.auto_retry, agent.active.auto_compaction = old.active.auto_retry, old.active.auto_compaction
     agent.rebuild_context(restore_model=not fresh)
     if fresh:
-        agent.record_initial_settings()
+        agent.active.state.record_initial()
     rt.session = agent
     await agent.fire_session_start(reason, previous)
 
@@ -197,7 +196,7 @@ async def navigate_tree(
     agent = rt.require_session()
     if agent.is_streaming:
         raise HostError("Cannot navigate the tree while the agent is streaming")
-    summaries.cancel(agent)
+    agent.summarizer.cancel()
     entry = agent.session.get_entry(target_id)
     if entry is None:
         raise HostError(f"Entry {target_id} not found")
@@ -219,9 +218,9 @@ async def navigate_tree(
         return TreeMove(cancelled=True)
     summary = None
     if summarize:
-        abandoned = abandoned_path(agent, old_leaf, new_leaf)
+        abandoned = abandoned_path(agent.active, old_leaf, new_leaf)
         try:
-            summary = await summarize_entries(agent, abandoned, custom_instructions, replace_instructions)
+            summary = await summarize_entries(agent.active, abandoned, custom_instructions, replace_instructions)
         except RuntimeError as exc:
             raise HostError(str(exc)) from None
     agent.session.set_leaf(new_leaf)

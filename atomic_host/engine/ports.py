@@ -1,8 +1,10 @@
-"""What the compaction driver, the summaries and the retry need of the session engine: narrow Protocols.
+"""What the session's drivers need of the active session: narrow Protocols.
 
-``engine/compaction.py``, ``engine/summaries.py`` and ``engine/branch_summary.py`` take these
-instead of ``AgentSession``, so they import nothing of it (the session engine satisfies them as it
-is, structurally) and a test can drive them with a small stand-in.
+``engine/compaction.py``, ``engine/summaries.py``, ``engine/branch_summary.py`` and
+``engine/retry.py`` take these instead of the concrete classes, so they import nothing of them (the
+:class:`~atomic_host.engine.active.ActiveSession` and the
+:class:`~atomic_host.engine.runner.Runner` satisfy them structurally) and a test can drive each
+with a small stand-in. Each lists only what its user calls.
 """
 
 from __future__ import annotations
@@ -13,43 +15,40 @@ if TYPE_CHECKING:
     import asyncio
 
     from atomic_host.contract.providers import StreamOptions
-    from atomic_host.engine.services import HostServices
+    from atomic_host.core.models.registry import ModelRegistry
+    from atomic_host.core.options import Options
+    from atomic_host.core.settings import Settings
     from atomic_host.kit.sessions.tree import Session
+    from atomic_host.plugins.dispatch import Dispatcher
 
 
 class SummaryPorts(Protocol):
     """What the session and branch summaries need: the session, its model and how to call it."""
 
-    rt: HostServices
-    """The drivers use its ``settings``, ``options``, ``hooks`` and ``models``."""
     session: Session
-    model: dict[str, Any] | None
-    summary_task: asyncio.Task[None] | None
-    """The running background session summary, if any (the driver owns it)."""
+    hooks: Dispatcher
+    settings: Settings
+    options: Options
+    registry: ModelRegistry
 
     @property
-    def is_streaming(self) -> bool: ...
+    def model(self) -> dict[str, Any] | None: ...
 
     def require_model(self) -> dict[str, Any]:
         """The session's model, or raise the ``HostError`` that says why none can run."""
         ...
 
-    def stream_options(self) -> StreamOptions:
+    def stream_options(self, signal: asyncio.Event | None = None) -> StreamOptions:
         """Fresh provider options for the session's model (key, headers, reasoning, signal …)."""
         ...
 
 
 class CompactionPorts(SummaryPorts, Protocol):
-    """What the compaction driver needs: the context, the run it may interrupt, the triggers' state."""
+    """What the compaction driver needs: the context, the session's settings, the events."""
 
     thinking_level: str
     auto_compaction: bool
     auto_retry: bool
-    compaction_job: Any
-    """The running ``compaction.Job``, if any (the driver owns it)."""
-    overflow_recovered: bool
-    """Set once an overflow was recovered in this turn: a second one is not retried."""
-    abort_signal: asyncio.Event
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -58,20 +57,29 @@ class CompactionPorts(SummaryPorts, Protocol):
 
     def emit(self, event: dict[str, Any]) -> None: ...
 
-    async def abort(self) -> None:
-        """Abort the running run and wait until it ended."""
-        ...
-
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild ``messages`` from the session's branch (after a boundary was written)."""
         ...
 
 
-class RetryPorts(Protocol):
-    """What auto-retry and fallback models (``engine/retry.py``) need of the session engine."""
+class RunControl(Protocol):
+    """The running run, as a manual compaction sees it: it aborts it first."""
 
-    rt: HostServices
-    """Its ``settings`` (retry and ``fallbackModels``) and ``models`` (fallback targets)."""
+    @property
+    def is_streaming(self) -> bool: ...
+
+    async def abort(self) -> None:
+        """Abort the running run and wait until it ended."""
+        ...
+
+
+class RetryPorts(Protocol):
+    """What auto-retry and fallback models (``engine/retry.py``) need of the active session."""
+
+    settings: Settings
+    """Retry settings and ``fallbackModels``."""
+    registry: ModelRegistry
+    """Fallback targets."""
     model: dict[str, Any] | None
     thinking_level: str
     auto_retry: bool

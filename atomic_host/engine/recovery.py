@@ -10,7 +10,7 @@
    streams like any other (``replayed``); while a run streams, that run delivers them.
 
 The report is computed once per loaded session and repeated verbatim afterwards; a second call
-while the first is still working waits for it.
+while the first is still working waits for it (:class:`Recovery` owns both).
 """
 
 from __future__ import annotations
@@ -23,28 +23,41 @@ from atomic_host.contract.errors import HostError
 from atomic_host.engine.queues import pending_deliveries
 
 if TYPE_CHECKING:
-    from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.engine.active import ActiveSession
+    from atomic_host.engine.runner import Runner
 
 INTERRUPTED = "Tool execution was interrupted: the result is unavailable."
 
 
-async def recover(agent: AgentSession, reason: str | None = None) -> dict[str, Any]:
-    if agent.recovery_report is not None:
-        return agent.recovery_report
-    running = agent.recovery_task
-    if running is None:
-        running = agent.recovery_task = asyncio.ensure_future(_recover(agent, reason or "resume"))
-    return await asyncio.shield(running)
+class Recovery:
+    """``start_pending_recovery`` for one loaded session: its report, computed once."""
+
+    def __init__(self, active: ActiveSession, runner: Runner) -> None:
+        self._active = active
+        self._runner = runner
+        self.report: dict[str, Any] | None = None
+        self._task: asyncio.Future[dict[str, Any]] | None = None
+
+    async def recover(self, reason: str | None = None) -> dict[str, Any]:
+        if self.report is not None:
+            return self.report
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._recover(reason or "resume"))
+        return await asyncio.shield(self._task)
+
+    async def _recover(self, reason: str) -> dict[str, Any]:
+        self.report = await _recover(self._active, self._runner, reason)
+        return self.report
 
 
-async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
+async def _recover(agent: ActiveSession, runner: Runner, reason: str) -> dict[str, Any]:
     from atomic_host.contract.events import SessionRecoverEvent
 
     report: dict[str, Any] = {"replayed": 0, "dropped": 0, "completions": 0, "notices": []}
-    rt = agent.rt
-    if rt.hooks.has_impls("session_recover"):
+    hooks = agent.hooks
+    if hooks.has_impls("session_recover"):
         event = SessionRecoverEvent(reason, agent.session.id, agent.session.location)
-        for res in await rt.hooks.acall("session_recover", event=event):  # RecoverResults only
+        for res in await hooks.acall("session_recover", event=event):  # RecoverResults only
             report["notices"] += [str(n) for n in res.notices]
             report["completions"] += int(res.completions)
             if res.resumed:
@@ -60,7 +73,7 @@ async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
             last_assistant, answered = m, set()
         elif m.get("role") == "toolResult":
             answered.add(m.get("toolCallId", ""))
-    if last_assistant is not None and last_assistant.get("stopReason") == "toolUse" and not agent.is_streaming:
+    if last_assistant is not None and last_assistant.get("stopReason") == "toolUse" and not runner.is_streaming:
         for block in last_assistant.get("content") or []:
             if block.get("type") == "toolCall" and block.get("id") not in answered:
                 result = {
@@ -75,29 +88,28 @@ async def _recover(agent: AgentSession, reason: str) -> dict[str, Any]:
                 report["dropped"] += 1
         if report["dropped"]:
             report["notices"].append(f"{report['dropped']} interrupted tool call(s) were marked as failed.")
-    await _replay(agent, report)
-    agent.recovery_report = report
+    await _replay(agent, runner, report)
     return report
 
 
-async def _replay(agent: AgentSession, report: dict[str, Any]) -> None:
+async def _replay(agent: ActiveSession, runner: Runner, report: dict[str, Any]) -> None:
     """Deliver the queued messages a process that is gone acknowledged and never delivered."""
     # Reading the journal walks every entry of the session: off the event loop, on a snapshot
     # (entries are never changed once appended).
     entries, session_id = list(agent.session.entries), agent.session.id
     pending = await asyncio.to_thread(pending_deliveries, entries, session_id)
-    live = agent.queues.journal_ids()  # after the wait: what this process has queued meanwhile
+    live = runner.queues.journal_ids()  # after the wait: what this process has queued meanwhile
     pending = [p for p in pending if p.journal_id not in live]
     if not pending:
         return
-    if not agent.is_streaming:
+    if not runner.is_streaming:
         try:
             agent.require_model()
         except HostError as exc:  # they stay pending in the session for a later recovery
             report["notices"].append(f"{len(pending)} queued message(s) were not replayed: {exc}")
             return
-    messages = agent.queues.restore(pending)
+    messages = runner.queues.restore(pending)
     report["replayed"] = len(messages)
-    if not agent.is_streaming:
+    if not runner.is_streaming:
         # all in the turn's first model call; they stay listed until delivered, so no first poll
-        agent.start_drive(messages, None, poll_steering_first=False)
+        runner.start_drive(messages, None, poll_steering_first=False)

@@ -1,6 +1,6 @@
 """What happens after a run ends in a provider error: auto-retry, then model fallback.
 
-:class:`RetryAndFallback` is one :class:`~atomic_host.engine.agent_session.AgentSession`'s part of it
+:class:`RetryAndFallback` is one session's part of it, owned by its :class:`~atomic_host.engine.runner.Runner`
 (semantics §6.3 auto-retry, §6.4 fallback models): the run driver asks :meth:`RetryAndFallback.wait_and_retry`
 and then :meth:`RetryAndFallback.fall_back` whether to run again; the agent loop reports every finished
 assistant message to :meth:`RetryAndFallback.answered`, which ends a retry or fallback that worked.
@@ -10,16 +10,26 @@ It reaches the session only through :class:`~atomic_host.engine.ports.RetryPorts
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.model_choice import fallback_target
 
 if TYPE_CHECKING:
+    from atomic_host.core.settings import Settings
     from atomic_host.engine.ports import RetryPorts
 
 FALLBACK_CAUSES = frozenset({"auth", "bad_request", "rate_limit", "unavailable", "network"})
 """Failures another model may get past (kit.llm.errors.classify); never aborts, overflow or policy stops."""
+
+
+def retry_delay_ms(settings: Settings, failed: dict[str, Any], attempt: int) -> int:
+    """The one retry policy (session runs and compaction's planning requests): ``retry.baseDelayMs``
+    doubled per attempt, or the server's ``retry-after`` when longer, capped by
+    ``retry.provider.maxRetryDelayMs`` (``kit.llm.errors.session_retry_delay_ms``)."""
+    from atomic_host.kit.llm.errors import session_retry_delay_ms
+
+    cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)
+    return session_retry_delay_ms(failed, attempt, settings.retry_base_delay_ms, cap_ms)
 
 
 def model_ref(model: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -31,10 +41,10 @@ class RetryAndFallback:
     """The auto-retry attempt and the fallback walk of one session's current prompt."""
 
     def __init__(self, agent: RetryPorts) -> None:
-        # A weak proxy: the session holds this object, and a strong reference back would make the
-        # pair a cycle that keeps a switched-away session (its whole parsed file) until a full
-        # collection: 60 -> 98 MiB after 8 switches of a 2,000-turn session.
-        self.agent: RetryPorts = weakref.proxy(agent)
+        # Held strongly: the runner owns this object, and ``agent`` (the active session) holds
+        # neither, so there is no cycle to keep a switched-away session (its whole parsed file)
+        # alive until a full collection (60 -> 98 MiB after 8 switches of a 2,000-turn session).
+        self.agent = agent
         self.attempt = 0
         """Auto-retry attempts spent on the current failure (0: none running)."""
         self.wait: asyncio.Task[None] | None = None
@@ -58,18 +68,17 @@ class RetryAndFallback:
     async def wait_and_retry(self, failed: dict[str, Any]) -> bool:
         """Wait out the retry delay for ``failed`` and say True (run again), or end the retries
         (``auto_retry_end``) and say False: not retryable, retries off or spent, or cancelled."""
-        from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error, session_retry_delay_ms
+        from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
         agent = self.agent
         window = (agent.model or {}).get("contextWindow", 0)
         retryable = is_retryable_error(failed) and not is_context_overflow(failed, window)
-        settings = agent.rt.settings
+        settings = agent.settings
         if not (retryable and agent.auto_retry and self.attempt < settings.retry_max):
             self._end_retries(failed.get("errorMessage", ""))
             return False
         self.attempt += 1
-        cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)  # a server's retry-after, capped
-        delay = session_retry_delay_ms(failed, self.attempt, settings.retry_base_delay_ms, cap_ms)
+        delay = retry_delay_ms(settings, failed, self.attempt)
         agent.emit(
             {
                 "type": "auto_retry_start",
@@ -112,11 +121,11 @@ class RetryAndFallback:
         from atomic_host.kit.llm.errors import classify
 
         agent = self.agent
-        entries = agent.rt.settings.get("fallbackModels") or []
+        entries = agent.settings.get("fallbackModels") or []
         if not isinstance(entries, list) or classify(failed) not in FALLBACK_CAUSES:
             return self._end_fallback(failed)
         for index in range(self.fallback_index + 1, len(entries)):
-            target = fallback_target(agent.rt.models, entries[index])
+            target = fallback_target(agent.registry, entries[index])
             if target is None or (agent.model is not None and model_ref(target[0]) == model_ref(agent.model)):
                 continue
             model, level = target

@@ -4,13 +4,14 @@ After ``agent_end``, once idle, the ``summarize`` hook (``kind="session"``; the 
 ``summaries`` plugin is its default) writes one sentence about the conversation; it is stored as a
 ``session_summary`` entry that ``list_sessions`` and ``get_session_summary`` show. This module
 decides when one is due, offers the session's model and stores the answer. A new prompt or a tree
-navigation cancels it; failures are silent for the client. It works on
-:class:`~atomic_host.engine.ports.SummaryPorts`.
+navigation cancels it; failures are silent for the client. :class:`Summarizer` owns the running
+summary task and works on :class:`~atomic_host.engine.ports.SummaryPorts`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.events import Requester, SummarizeEvent
@@ -31,17 +32,16 @@ def _newest_conversation_id(entries: list[dict[str, Any]]) -> str | None:
 
 def should_summarize(agent: SummaryPorts) -> str | None:
     """The id to summarize through, or None when generation is off or not needed."""
-    rt = agent.rt
-    enabled = rt.settings.get("sessionSummary.enabled")
-    if rt.options.mode != "rpc" or enabled is False or agent.model is None or agent.session.is_internal:
+    enabled = agent.settings.get("sessionSummary.enabled")
+    if agent.options.mode != "rpc" or enabled is False or agent.model is None or agent.session.is_internal:
         return None
     if agent.session.writer is None:
         return None  # an in-memory session (--no-session) is never listed: nobody would see it
     if enabled is not True:
-        info = rt.models.provider_info(agent.model["provider"])
+        info = agent.registry.provider_info(agent.model["provider"])
         if info is not None and not info.background_summaries:
             return None  # e.g. scripted replies belong to the test that scripted them: opt in explicitly
-    if not rt.hooks.has_impls("summarize"):
+    if not agent.hooks.has_impls("summarize"):
         return None
     branch = agent.session.branch()
     if len(branch) < 4:
@@ -60,7 +60,7 @@ def requester(agent: SummaryPorts, model: dict[str, Any], shape: Any) -> Request
     async def request(context: dict[str, Any]) -> dict[str, Any]:
         from atomic_host.kit.llm.complete import complete
 
-        stream_fn = agent.rt.models.stream_fn(model["api"])
+        stream_fn = agent.registry.stream_fn(model["api"])
         if stream_fn is None:
             message = f"No API implementation registered for {model['api']}"
             return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": message}
@@ -78,7 +78,8 @@ def _background(options: StreamOptions) -> None:
     options.signal = asyncio.Event()  # cancellation comes from the task
 
 
-async def generate(agent: SummaryPorts, through: str) -> None:
+async def generate(agent: SummaryPorts, through: str, busy: Callable[[], bool]) -> None:
+    """Ask the ``summarize`` hook and store its answer, unless ``busy()`` or something newer arrived."""
     from atomic_host.session.context import build_session_context
 
     model = agent.model
@@ -87,7 +88,7 @@ async def generate(agent: SummaryPorts, through: str) -> None:
     event = SummarizeEvent(
         "session", branch, build_session_context(branch).messages, requester=requester(agent, model, _background)
     )
-    answer = await agent.rt.hooks.acall("summarize", event=event)
+    answer = await agent.hooks.acall("summarize", event=event)
     if isinstance(answer, Failure):
         log.warning(f"session summary failed: {answer.message}")
         return
@@ -95,33 +96,41 @@ async def generate(agent: SummaryPorts, through: str) -> None:
         return
     text = answer.text
     # Store it only if nothing newer arrived meanwhile.
-    if text and not agent.is_streaming and _newest_conversation_id(agent.session.branch()) == through:
+    if text and not busy() and _newest_conversation_id(agent.session.branch()) == through:
         fields: dict[str, Any] = {"summary": text, "summarizedThroughId": through}
         if answer.usage:
             fields["usage"] = answer.usage
         agent.session.append("session_summary", **fields)
 
 
-def schedule(agent: SummaryPorts) -> None:
-    """Start a background summary if one is due (called when a run has settled)."""
-    cancel(agent)
-    through = should_summarize(agent)
-    if through is None:
-        return
+class Summarizer:
+    """The background session summary of one session: at most one task at a time."""
 
-    async def run() -> None:
-        try:
-            await generate(agent, through)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # failures are silent for the client
-            log.warning(f"session summary failed: {exc}")
+    def __init__(self, agent: SummaryPorts) -> None:
+        self._agent = agent
+        self.task: asyncio.Task[None] | None = None
 
-    agent.summary_task = asyncio.create_task(run())
+    def schedule(self, busy: Callable[[], bool]) -> None:
+        """Start a background summary if one is due (called when a run has settled); ``busy()``
+        says a run started meanwhile (then the answer is not stored)."""
+        self.cancel()
+        through = should_summarize(self._agent)
+        if through is None:
+            return
+        agent = self._agent
 
+        async def run() -> None:
+            try:
+                await generate(agent, through, busy)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # failures are silent for the client
+                log.warning(f"session summary failed: {exc}")
 
-def cancel(agent: SummaryPorts) -> None:
-    task = agent.summary_task
-    if task is not None and not task.done():
-        task.cancel()
-    agent.summary_task = None
+        self.task = asyncio.create_task(run())
+
+    def cancel(self) -> None:
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
+        self.task = None

@@ -14,6 +14,7 @@ from atomic_host.core.options import csv_list as _csv
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
 SUBCOMMANDS = {
     "schema": "print the JSON Schema of the RPC protocol",
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from atomic_host import __version__
+
+    p.add_argument("-V", "--version", action="version", version=f"atomic-host {__version__}")
     sub = p.add_subparsers(
         title="subcommands", dest="subcommand", metavar="SUBCOMMAND", help="`atomic SUBCOMMAND --help` for its options"
     )
@@ -298,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         from atomic_host.frontends import subcommands
 
-        return getattr(subcommands, argv[0])(argv[1:])
+        return _reader_may_leave(lambda: getattr(subcommands, argv[0])(argv[1:]))
     quick = quick_options(argv)
     parser = None
     if quick is not None:
@@ -308,14 +312,17 @@ def main(argv: list[str] | None = None) -> int:
         opts, ns = parse_options(argv, parser)
     if ns.subcommand:
         (parser or build_parser()).error(f"put the subcommand first: atomic {ns.subcommand} ...")
+    if (missing := opts.missing_extension()) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     if ns.list_models:
         from atomic_host.frontends.subcommands import list_models
 
-        return list_models(opts)
+        return _reader_may_leave(lambda: list_models(opts))
     if ns.export:
         from atomic_host.frontends.subcommands import export_session
 
-        return export_session(opts, ns.export, ns.export_format)
+        return _reader_may_leave(lambda: export_session(opts, ns.export, ns.export_format))
     if opts.mode != "print" and (ns.output_format or ns.hide_thinking or ns.quiet):
         (parser or build_parser()).error("--output-format, --hide-thinking and -q/--quiet apply to print mode (-p)")
     if opts.mode == "rpc":
@@ -340,6 +347,21 @@ def main(argv: list[str] | None = None) -> int:
     return run_oneshot(
         opts, PrintOptions(output_format=ns.output_format or "text", hide_thinking=ns.hide_thinking, quiet=ns.quiet)
     )
+
+
+def _reader_may_leave(command: Callable[[], int]) -> int:
+    """Run a command that prints to stdout; when its reader leaves (``atomic schema | head``), end
+    quietly with 141, as a writer killed by SIGPIPE, instead of a BrokenPipeError traceback (the
+    rest of the output goes to /dev/null, so the interpreter's last flush does not fail again)."""
+    try:
+        code = command()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
 
 
 def _stdin_is_tty() -> bool:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from atomic_host.engine.model_choice import STALE_ADVICE, STALE_DEFAULT
+
 if TYPE_CHECKING:
     from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.core.options import Options
 
 NO_MODEL = "No model selected."
+STALE_HEAD = STALE_DEFAULT.partition("{ref}")[0]
 NO_KEY = "No API key found for "
 """The engine's error texts (``AgentSession.require_model``) that :func:`explain` extends."""
 
@@ -66,7 +69,17 @@ def key_hint(models: ModelRegistry, provider: str | None = None, model: str | No
 
 
 def explain(message: str, models: ModelRegistry, options: Options, rpc: bool = False) -> str:
-    """``message`` with a :func:`key_hint` appended when it is one of the engine's no-model errors."""
+    """``message`` with a :func:`key_hint` appended when it is one of the engine's no-model errors;
+    for a person (not ``rpc``), a saved default model that is gone is explained with the flag and,
+    when its provider has no key, the key's variable (the RPC's words name ``set_model``)."""
+    if not rpc and message.startswith(STALE_HEAD) and message.endswith(STALE_ADVICE):
+        fact = message[: -len(STALE_ADVICE)].rstrip()
+        provider = fact[len(STALE_HEAD) :].split("/", 1)[0]
+        advice = "Pick one with --model PROVIDER/ID (`atomic --list-models` lists them), or change defaultModel."
+        info = models.provider_info(provider)
+        if info is None or not models.auth_status(provider).get("configured"):
+            advice += " " + key_hint(models, provider)
+        return f"{fact} {advice}"
     if message.startswith(NO_MODEL):
         return f"{message} {key_hint(models, options.provider, options.model, rpc)}"
     if message.startswith(NO_KEY):

@@ -7,14 +7,17 @@ the prompt (prompt, blank line, stdin) or is the prompt when ``-p`` has none; a 
 is never read.
 
 Exit status: 0 when the run's last assistant message stopped normally (or a ``/command`` was
-handled), 1 on an error or abort, 2 when the prompt was rejected before it started, 130 after
-Ctrl-C (the run is aborted and the session kept; a second Ctrl-C exits at once).
+handled), 1 on an error or abort, or when a ``tool_call`` gate failed (a safety check that did not
+run is a failed run, whether the call went ahead or was blocked), 2 when the prompt was rejected
+before it started, 130 after Ctrl-C (the run is aborted and the session kept; a second Ctrl-C exits
+at once).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -70,6 +73,7 @@ class RunStats:
         self.started = time.monotonic()
         self.assistant: list[dict[str, Any]] = []
         self.command_failed = False
+        self.gate_failed = False
         self.notices: list[str] = []
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -78,6 +82,8 @@ class RunStats:
             self.assistant.append(event["message"])
         elif kind == "extension_error" and event.get("event") == "command":
             self.command_failed = True
+        elif kind == "extension_error" and event.get("event") == "tool_call":
+            self.gate_failed = True
 
     @property
     def last(self) -> dict[str, Any] | None:
@@ -102,7 +108,7 @@ class RunStats:
         return "".join(b.get("text", "") for b in last.get("content", []) if b.get("type") == "text")
 
     def ok(self, handled: bool) -> bool:
-        if self.command_failed:
+        if self.command_failed or self.gate_failed:
             return False
         if self.last is None:
             return handled
@@ -256,6 +262,8 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
     from atomic_host.frontends.hints import explain
     from atomic_host.frontends.print_render import Renderer
     from atomic_host.frontends.rpc.io import Output, stdout_failure
+    from atomic_host.kit.log import plugin_log
+    from atomic_host.plugins.faults import host_exit
     from atomic_host.runtime import Runtime
 
     loop = asyncio.get_running_loop()
@@ -278,6 +286,8 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             from atomic_host.frontends.print_render import PlainRenderer
 
             view = PlainRenderer(sys.stdout, sys.stderr, popts.hide_thinking)
+        if isinstance(view, Renderer):  # it shows each extension_error: the log's copy would repeat it
+            plugin_log.setLevel(logging.ERROR)
     aborting: set[asyncio.Task[None]] = set()
     gone: int | None = None
     """The exit status once stdout failed: 141 when its reader left, 1 for any other failure."""
@@ -344,7 +354,7 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
             try:
                 sys.stdout.flush()
             finally:
-                os._exit(130)
+                host_exit(130)
         notice = "atomic: interrupted; stopping the run (Ctrl-C again to quit at once)"
         if isinstance(view, Renderer):
             view.status_line(notice)

@@ -64,6 +64,9 @@ def plugins(argv: list[str]) -> int:
     p.add_argument("--tools", type=_csv, metavar="LIST", help="accepted as for atomic (tool selection)")
     ns = p.parse_args(argv)
     opts = Options(extensions=ns.extensions, no_extensions=ns.no_extensions or ns.no_load, approve=ns.approve)
+    if (missing := opts.missing_extension()) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     rt = _runtime(opts)
     rt.load_plugins()
     rows = []
@@ -102,17 +105,25 @@ def plugins(argv: list[str]) -> int:
     from rich.table import Table
 
     console = Console()
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich's own exits 1
     table = Table(title="Plugins")
     for col in ("name", "source", "version", "status", "hooks"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # wrapped, never cut: two cut names would read the same
     for r in rows:
-        status = r["status"] + (f" ({r['error']})" if r["error"] else "")
-        table.add_row(r["name"], r["source"], r["version"] or "-", status, ", ".join(r["hooks"]))
+        table.add_row(r["name"], r["source"], r["version"] or "-", r["status"], "\n".join(r["hooks"]))
     console.print(table)
+    for r in rows:
+        if r["error"]:  # whole, below the table: an error cut or folded in a cell reads badly
+            console.print(f"[bold]{r['name']}[/bold] {r['status']}: {r['error']}", overflow="fold", highlight=False)
     console.print("[bold]Call order per hook[/bold] (first runs first)")
     for hook, names in order.items():
         console.print(f"  {hook}: " + " → ".join(names))
     return 0
+
+
+def _broken_pipe() -> None:
+    """For rich: its reader left; raised for the command line's handler (141, quietly)."""
+    raise BrokenPipeError(32, "stdout is closed")
 
 
 def _sessions_parser():

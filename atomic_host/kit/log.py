@@ -29,6 +29,10 @@ class _StderrHandler(logging.Handler):
 log = logging.getLogger("atomic")
 """The host's logger (``atomic: …`` on stderr)."""
 
+plugin_log = log.getChild("plugins")
+"""The stderr line that goes with each ``extension_error`` (a plugin failed). Print mode shows the
+events on stderr itself and silences this logger, so each error is printed once."""
+
 if not log.handlers:
     _handler = _StderrHandler()
     _handler.setFormatter(logging.Formatter("atomic: %(message)s"))

@@ -363,6 +363,46 @@ def register(value: Any, label: str) -> bool:
     return _default.register(value, label)
 
 
+_URL_CREDENTIAL_NAME = re.compile(r"(?i)key|token|secret|pass|pwd|auth|cred|sig|session|private|code|(^|_)pat($|_)")
+"""Query parameters named like this carry a credential (``key``, ``api_key``, ``access_token``, a
+SAS ``sig``, ``password``, …)."""
+
+
+def url_credentials(url: str) -> list[str]:
+    """The credentials ``url`` carries, as written in it and percent-decoded: the userinfo's
+    password (or its user name when there is no password: a token used as user) and the values of
+    query parameters named like credentials. Each also comes as the text around it in the URL
+    (``user:password``, ``key=value``), so a value too short to be masked on its own is still
+    masked where the URL shows it."""
+    from urllib.parse import unquote
+
+    found: list[str] = []
+    rest = url.split("#", 1)[0]
+    scheme, sep, rest = rest.partition("://")
+    if not sep:
+        rest = scheme
+    netloc, _, path = rest.partition("/")
+    if "@" in netloc:
+        userinfo = netloc.rsplit("@", 1)[0]
+        user, colon, password = userinfo.partition(":")
+        secret = password if colon else user
+        found += [userinfo, secret, unquote(secret)]
+    query = (netloc + path).partition("?")[2]
+    for pair in query.split("&"):
+        name, equals, value = pair.partition("=")
+        if equals and value and _URL_CREDENTIAL_NAME.search(unquote(name)):
+            found += [pair, value, unquote(value)]
+    return list(dict.fromkeys(v for v in found if v))
+
+
+def register_url(url: Any, label: str) -> None:
+    """Register the credentials a URL carries (:func:`url_credentials`) with the host's set; a
+    non-string is ignored."""
+    if isinstance(url, str) and ("@" in url or "?" in url):
+        for value in url_credentials(url):
+            _default.register(value, label)
+
+
 def active() -> bool:
     """True once the host knows any credential."""
     return _default._compiled is not None

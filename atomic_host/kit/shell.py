@@ -5,7 +5,8 @@ Used by the RPC ``bash`` command and by the ``bash`` tool. The command runs as
 kill everything it started. stdout and stderr are separate pipes read as they become ready
 (64 KiB per read, no per-line splitting); the interleaved text keeps arrival order. Only a
 bounded tail is kept in memory; once more than 50 KiB has streamed, the full output goes to an
-owner-only log file in the session temp tree (capped at 64 MiB).
+owner-only log file in the session temp tree (capped at 64 MiB). The command's environment is the
+host's without its credentials (:mod:`atomic_host.kit.tool_env`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import signal as _signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ except ImportError:  # Windows
 
 from atomic_host.kit import secrets
 from atomic_host.kit.tempdirs import new_private_file, session_temp_dir
+from atomic_host.kit.tool_env import tool_environment
 from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
 
 READ_SIZE = 1024 * 1024
@@ -354,22 +356,24 @@ async def run_shell(
     session_id: str,
     shell: str = "bash",
     env: dict[str, str] | None = None,
+    keep_env: Iterable[str] = (),
     temp_dir: Callable[[], Path | str | None] | None = None,
     kill_grace: float = KILL_GRACE_SECONDS,
 ) -> ShellResult:
     """Run ``command`` with ``shell -c`` in ``cwd``; see the module docstring.
 
-    ``on_chunk(channel, delta)`` gets each decoded, sanitised piece as it is read. ``env`` is
-    merged over ``os.environ``. ``temp_dir`` overrides where the full-output log goes (default:
+    ``on_chunk(channel, delta)`` gets each decoded, sanitised piece as it is read. The command sees
+    ``os.environ`` without the host's credentials, except the variables ``keep_env`` names (the
+    ``shellEnv.passThrough`` setting), with ``env`` over it (``tool_env.tool_environment``).
+    ``temp_dir`` overrides where the full-output log goes (default:
     :func:`session_temp_dir` of ``session_id``). Never raises for the command's own failures;
     a missing shell or cwd raises ``OSError``.
     """
     out = ShellOutput(temp_dir or (lambda: session_temp_dir(session_id)), on_chunk)
-    full_env = {**os.environ, **env} if env else None
     proc = subprocess.Popen(
         [shell, "-c", command],
         cwd=cwd,
-        env=full_env,
+        env=tool_environment(env, keep=keep_env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -16,6 +16,11 @@ reports exceptions as ``extension_error`` and bounds their time — and applies 
 A result of a type the rule does not accept is reported as an ``extension_error`` (plugin, hook,
 what it returned) and ignored, so one plugin's mistake never changes the outcome of the others.
 
+A hook whose rule has ``on_failure`` (``tool_call``) can fail closed: an implementation that fails
+(raises, exits, times out, returns something unusable) while it fails closed (``@fail_closed``, or
+``hooks.failClosed``) stands for ``on_failure(path, why)`` — a block — instead of being skipped; and
+with ``hooks.failClosed`` a plugin that failed to load stands for one too, before any is called.
+
 Results are combined as the manager yields them, one implementation at a time (also for async
 hooks): a ``chain`` or ``patch`` result is applied to the event before the next implementation
 sees it, and the ``first_*`` rules stop calling once decided.
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from atomic_host.contract.hookspecs import DISPATCH_RULES, Combine, HookRule
 from atomic_host.contract.results import Cancel
 from atomic_host.contract.tools import ToolResult
+from atomic_host.plugins.faults import HookFailed
 
 if TYPE_CHECKING:
     from atomic_host.contract.host import HostAPI
@@ -56,9 +62,20 @@ class Dispatcher:
         return fold.value
 
     async def acall(self, hook: str, **kwargs: Any) -> Any:
-        """Call a hook from async code; ``async def`` implementations are awaited."""
+        """Call a hook from async code; ``async def`` implementations are awaited. For a hook that
+        can fail closed, a plugin that failed to load and stands for a fail-closed gate decides
+        first (:meth:`PluginHost.not_loaded_gates`)."""
         fold = _Fold(self, hook, kwargs.get("event"))
-        results = self.plugins.aiter_each(hook, bounded=fold.rule.bounded, api=self.api, **kwargs)
+        closable = fold.rule.on_failure is not None
+        if closable:
+            for record in self.plugins.not_loaded_gates():
+                why = f"it did not load ({record.error})"
+                self.plugins.on_error(record.path, hook, f"{why}; fails closed")
+                if fold.add(record.name, HookFailed(record.path, why)):
+                    return fold.value
+        results = self.plugins.aiter_each(
+            hook, bounded=fold.rule.bounded, fail_closed=closable, api=self.api, **kwargs
+        )
         try:
             async for plugin_name, result in results:
                 if fold.add(plugin_name, result):
@@ -67,9 +84,12 @@ class Dispatcher:
             await results.aclose()  # type: ignore[attr-defined]
         return fold.value
 
-    def _report(self, plugin: str, hook: str, message: str) -> None:
+    def _path(self, plugin: str) -> str:
         record = self.plugins.records.get(plugin)
-        self.plugins.on_error(record.path if record else plugin, hook, message)
+        return record.path if record else plugin
+
+    def _report(self, plugin: str, hook: str, message: str) -> None:
+        self.plugins.on_error(self._path(plugin), hook, message)
 
 
 _COMBINES = frozenset(get_args(Combine))
@@ -90,10 +110,17 @@ class _Fold:
         if result is None:
             return False
         rule = self.rule
-        if rule.returns and not isinstance(result, rule.returns):
+        if isinstance(result, HookFailed) and rule.on_failure is not None:
+            result = rule.on_failure(result.path, result.why)  # a failed fail-closed implementation
+        elif rule.returns and not isinstance(result, rule.returns):
             expected = " or ".join(t.__name__ for t in rule.returns)
-            self.dispatcher._report(plugin, self.hook, f"returned {type(result).__name__}; expected {expected} or None")
-            return False
+            why = f"returned {type(result).__name__}; expected {expected} or None"
+            plugins = self.dispatcher.plugins
+            if rule.on_failure is None or not any(plugins.fails_closed(i) for i in plugins.impls(self.hook, plugin)):
+                self.dispatcher._report(plugin, self.hook, why)
+                return False
+            self.dispatcher._report(plugin, self.hook, f"{why}; fails closed")
+            result = rule.on_failure(self.dispatcher._path(plugin), why)
         try:
             return self._combine(result)
         except Exception as exc:  # a result that cannot be applied is its plugin's error, like a raise

@@ -4,6 +4,7 @@ Every plugin is loaded on its own (a failure is recorded and reported, the rest 
 hook implementation is called on its own (an exception is reported as ``extension_error`` naming
 the plugin, the hook and the error; the other implementations still run). An async implementation
 also gets a time bound (``hook_timeout_s``): past it, it is cancelled, skipped and reported the same way.
+"Exception" means any ``BaseException`` but the host's own cancellation (``faults.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import importlib.machinery
 import importlib.util
 import inspect
 import itertools
+import os
 import sys
-import traceback
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from types import FunctionType, MethodType, ModuleType
@@ -24,9 +25,18 @@ from typing import Any
 import pluggy
 
 from atomic_host.contract import hookspecs
-from atomic_host.contract.markers import PROJECT_NAME
+from atomic_host.contract.hookspecs import DISPATCH_RULES
+from atomic_host.contract.markers import FAIL_CLOSED, PROJECT_NAME
 from atomic_host.contract.records import field, record
-from atomic_host.kit.log import log
+from atomic_host.kit.log import plugin_log
+from atomic_host.plugins.faults import (
+    HookFailed,
+    contained,
+    debug_traceback,
+    fault_report,
+    plugin_roots,
+    traceback_text,
+)
 
 ErrorSink = Callable[[str, str, str], None]
 """``(extension_path, hook_or_phase, message)``: how failures reach the client."""
@@ -34,6 +44,8 @@ ErrorSink = Callable[[str, str, str], None]
 _module_counter = itertools.count(1)
 DEFAULT_HOOK_TIMEOUT_S = 30.0
 _TIMED_OUT = object()
+_SKIPPED = object()
+"""What a skipped implementation (failed and failing open) stands for."""
 
 
 @record
@@ -49,6 +61,8 @@ class PluginRecord:
     status: str = "pending"
     """loaded | failed | disabled | untrusted"""
     error: str | None = None
+    fail_closed: bool = False
+    """It failed after declaring a fail-closed gate: tool calls stay blocked (see ``not_loaded_gates``)."""
     module: ModuleType | None = field(default=None, repr=False)
     file: Path | None = None
 
@@ -160,27 +174,41 @@ class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
         return self.source_to_code(self.get_data(path), path)
 
 
-def _error_text(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if not isinstance(exc, Exception) or str(exc) == "" else text
+HELPERS_ATTR = "__atomic_helpers__"
+"""On a local extension's module: the helper files it imported (a change reloads it)."""
 
 
-def _import_error_text(exc: BaseException, file: Path | None) -> str:
-    """``path:line: Type: message`` for an extension that failed to import."""
-    where = _import_location(exc, file)
-    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else _error_text(exc)
-    return f"{where}: {type(exc).__name__}: {message}" if where else _error_text(exc)
+class _SiblingFinder:
+    """A ``sys.meta_path`` finder, last in line while one local extension is imported: a top-level
+    module found nowhere else (the standard library and installed packages come first) is looked up
+    in the extension's directory, as ``name.py`` or ``name/__init__.py``, compiled from source."""
 
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.prefix = f"{directory}{os.sep}"
 
-def _import_location(exc: BaseException, file: Path | None) -> str | None:
-    """``path:line`` of a failed import: the syntax error's place, else the plugin file's deepest
-    frame in the traceback, else the deepest frame outside the import machinery."""
-    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
-        return f"{exc.filename}:{exc.lineno}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
-    own = [f for f in frames if file is not None and f.filename == str(file)]
-    frame = (own or frames or [None])[-1]
-    return f"{frame.filename}:{frame.lineno}" if frame is not None else None
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if path is not None or "." in fullname:
+            return None  # submodules of a helper package are found through its __path__
+        package, single = self.directory / fullname / "__init__.py", self.directory / f"{fullname}.py"
+        for file, locations in ((package, [str(package.parent)]), (single, None)):
+            if file.is_file():
+                loader = _FreshSourceLoader(fullname, str(file))
+                return importlib.util.spec_from_file_location(
+                    fullname, file, loader=loader, submodule_search_locations=locations
+                )
+        return None
+
+    def forget_helpers(self, before: set[str]) -> list[Path]:
+        """Drop from ``sys.modules`` the modules from this directory imported since ``before``
+        (the extension keeps its references); their files."""
+        files = []
+        for name in [n for n in sys.modules if n not in before]:
+            file = getattr(sys.modules.get(name), "__file__", None)
+            if isinstance(file, str) and file.startswith(self.prefix):
+                del sys.modules[name]
+                files.append(Path(file))
+        return files
 
 
 class PluginHost:
@@ -193,6 +221,8 @@ class PluginHost:
         self.on_error = on_error
         self.hook_timeout_s = DEFAULT_HOOK_TIMEOUT_S
         """Longest an async hook implementation may take (0: unbounded); the host sets it from settings."""
+        self.fail_closed_all = False
+        """``hooks.failClosed``: every gate fails closed, and so does a plugin that failed to load."""
         self.waiting_on_user: Callable[[], bool] = lambda: False
         """True while an extension UI dialog waits for the client: that time does not count."""
         self.module_owners: dict[str, str] = {}
@@ -204,11 +234,27 @@ class PluginHost:
     def _register(self, record: PluginRecord, module: ModuleType) -> None:
         try:
             self.pm.register(module, name=record.name)
-        except Exception as exc:
+        except BaseException as exc:  # a module's __getattr__ runs here: even sys.exit() is the plugin's (faults.py)
             # pluggy may leave a half-registered plugin behind: undo it.
             if self.pm.get_plugin(record.name) is not None:
                 self.pm.unregister(name=record.name)
             self._fail(record, "register", exc)
+            return
+        wrappers = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(module) or ()
+            for impl in caller.get_hookimpls()
+            if impl.plugin is module and (impl.wrapper or impl.hookwrapper)
+        )
+        if wrappers:
+            # Each implementation is called on its own, isolated and time-bounded (dispatch.py):
+            # there is no call chain for a wrapper to wrap, so it would load and never run.
+            self.pm.unregister(name=record.name)
+            refused = TypeError(
+                f"hook wrappers are not supported ({', '.join(wrappers)}: wrapper=True/hookwrapper=True); "
+                "each implementation is called on its own: implement the hook plainly"
+            )
+            self._fail(record, "register", refused)
             return
         record.module = module
         record.status = "loaded"
@@ -219,13 +265,27 @@ class PluginHost:
 
     def _fail(self, record: PluginRecord, phase: str, exc: BaseException) -> None:
         record.status = "failed"
-        record.error = _error_text(exc)
-        if phase == "import":
-            record.error = _import_error_text(exc, record.file)
-        log.warning(f"plugin {record.name} failed ({phase}): {record.error}")
-        if phase == "import":
-            traceback.print_exception(exc, file=sys.stderr)
+        record.error = fault_report(exc, self.roots(record))
+        plugin_log.warning(f"plugin {record.name} failed ({phase}): {record.error}")
+        if phase == "import" and exc.__traceback__ is not None:  # down to the raising line; else at DEBUG
+            print(traceback_text(exc), file=sys.stderr)
+        else:
+            debug_traceback(exc)
         self.on_error(record.path, phase, record.error)
+
+    def failed_in(self, plugin: str, hook_name: str, error: str) -> None:
+        """A contribution hook (``register_*``) of ``plugin`` raised: the plugin is failed, as if its
+        import had (the runtime then unloads it and forgets what it registered)."""
+        record = self.records.get(plugin)
+        if record is not None and record.status == "loaded":
+            record.status, record.error = "failed", error
+            record.fail_closed = self.has_fail_closed_gate(plugin)
+
+    def roots(self, record: PluginRecord | None) -> list[Path]:
+        """Where the plugin's own code lives (see :func:`~atomic_host.plugins.faults.plugin_roots`)."""
+        if record is None:
+            return []
+        return plugin_roots(record.module, record.file)
 
     def add_record(self, record: PluginRecord) -> PluginRecord:
         self.records[record.name] = record
@@ -285,18 +345,30 @@ class PluginHost:
         return loaded
 
     def import_file(self, path: Path) -> ModuleType:
-        """Execute a local extension file into a fresh module under a unique name (never reload)."""
+        """Execute a local extension file into a fresh module under a unique name (never reload).
+
+        While it runs, a module it imports that is found nowhere else is looked up beside it
+        (``from _helper import X``: :class:`_SiblingFinder`). Such helpers are the extension's own:
+        they leave ``sys.modules`` once it is imported (the next import, a hot reload, runs them
+        fresh), and their files are noted on the module (``HELPERS_ATTR``) for the watcher."""
         mod_name = f"atomic_host_ext.{path.stem}_{next(_module_counter)}"
         spec = importlib.util.spec_from_file_location(mod_name, path, loader=_FreshSourceLoader(mod_name, str(path)))
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = module
+        before = set(sys.modules)
+        finder = _SiblingFinder(path.parent)
+        sys.meta_path.append(finder)
         try:
             spec.loader.exec_module(module)
         except BaseException:
             sys.modules.pop(mod_name, None)
             raise
+        finally:
+            sys.meta_path.remove(finder)
+            helpers = finder.forget_helpers(before)
+        setattr(module, HELPERS_ATTR, helpers)
         return module
 
     def load_file(self, path: Path) -> PluginRecord:
@@ -304,6 +376,9 @@ class PluginHost:
         path = path.resolve()
         name = f"local:{path}"
         record = self.add_record(PluginRecord(name, "local", str(path), file=path))
+        if not path.is_file():  # a typo in a setting: one line, not the import machinery's traceback
+            self._fail(record, "import", FileNotFoundError(f"no such file: {path}"))
+            return record
         try:
             module = self.import_file(path)
         except BaseException as exc:
@@ -336,8 +411,8 @@ class PluginHost:
         try:
             module = self.import_file(path)
         except BaseException as exc:
-            msg = _import_error_text(exc, path)
-            log.warning(f"reload of {path} failed, keeping the previous version: {msg}")
+            msg = fault_report(exc, [path.parent])
+            plugin_log.warning(f"reload of {path} failed, keeping the previous version: {msg}")
             self.on_error(str(path), "reload", msg)
             return None
         if old is not None:
@@ -381,6 +456,25 @@ class PluginHost:
     def _kwargs(self, impl: pluggy.HookImpl, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {k: kwargs[k] for k in impl.argnames if k in kwargs}
 
+    def fails_closed(self, impl: pluggy.HookImpl) -> bool:
+        """Whether ``impl`` fails closed: declared ``@fail_closed``, or every gate is (``hooks.failClosed``)."""
+        return self.fail_closed_all or bool(getattr(impl.function, FAIL_CLOSED, False))
+
+    def has_fail_closed_gate(self, plugin: str) -> bool:
+        """Whether ``plugin`` implements a hook that can fail closed with a fail-closed implementation."""
+        return any(
+            self.fails_closed(impl)
+            for hook_name, rule in DISPATCH_RULES.items()
+            if rule.on_failure is not None
+            for impl in self.impls(hook_name, plugin)
+        )
+
+    def not_loaded_gates(self) -> list[PluginRecord]:
+        """Failed plugins that stand for a failed fail-closed gate: every one under ``hooks.failClosed``
+        (whatever it would have registered, it could not run), else those that declared such a
+        gate before their registration failed."""
+        return [r for r in self.records.values() if r.status == "failed" and (self.fail_closed_all or r.fail_closed)]
+
     def call_each(
         self, hook_name: str, plugin: str | None = None, **kwargs: Any
     ) -> Iterator[tuple[str, Any]]:
@@ -388,7 +482,9 @@ class PluginHost:
         for impl in self.impls(hook_name, plugin):
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
-            except Exception as exc:
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
                 self.report(impl, hook_name, exc)
                 continue
             if inspect.isawaitable(result):
@@ -399,29 +495,36 @@ class PluginHost:
             yield impl.plugin_name, result
 
     async def aiter_each(
-        self, hook_name: str, *, bounded: bool = True, **kwargs: Any
+        self, hook_name: str, *, bounded: bool = True, fail_closed: bool = False, **kwargs: Any
     ) -> AsyncIterator[tuple[str, Any]]:
         """Like :meth:`call_each` for async callers: each implementation is called only when the
         previous result was consumed (so a combining rule sees results as they come and can stop
-        early), and async ones are awaited within ``hook_timeout_s`` (unless not ``bounded``)."""
+        early), and async ones are awaited within ``hook_timeout_s`` (unless not ``bounded``).
+
+        A failed implementation (raised, exited, timed out) is reported and skipped; with
+        ``fail_closed`` (the hook can fail closed) one that :meth:`fails_closed` yields a
+        :class:`~atomic_host.plugins.faults.HookFailed` instead."""
         for impl in self.impls(hook_name):
+            closed = fail_closed and self.fails_closed(impl)
             try:
                 result = impl.function(**self._kwargs(impl, kwargs))
                 if inspect.isawaitable(result):
-                    result = await (self._bounded(impl, hook_name, result) if bounded else result)
-                    if result is _TIMED_OUT:
-                        continue
-            except Exception as exc:
-                self.report(impl, hook_name, exc)
-                continue
-            yield impl.plugin_name, result
+                    result = await (self._bounded(result) if bounded else result)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+                why = self.report(impl, hook_name, exc, closed)
+                result = HookFailed(self._path_of(impl), why) if closed else _SKIPPED
+            else:
+                if result is _TIMED_OUT:
+                    why = f"timed out after {round(self.hook_timeout_s * 1000)} ms"
+                    self._failed(impl, hook_name, why, closed, skipped=True)
+                    result = HookFailed(self._path_of(impl), why) if closed else _SKIPPED
+            if result is not _SKIPPED:
+                yield impl.plugin_name, result
 
-    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Every implementation's ``(plugin_name, result)``, in call order (see :meth:`aiter_each`)."""
-        return [item async for item in self.aiter_each(hook_name, **kwargs)]
-
-    async def _bounded(self, impl: pluggy.HookImpl, hook_name: str, awaitable: Any) -> Any:
-        """Await one implementation; past the time bound cancel it and report it (``_TIMED_OUT``).
+    async def _bounded(self, awaitable: Any) -> Any:
+        """Await one implementation; past the time bound cancel it (``_TIMED_OUT``).
 
         It runs as its own task, so one that swallows the cancellation is left behind instead of
         holding the host. Time spent while a UI dialog waits for the user does not count.
@@ -429,7 +532,7 @@ class PluginHost:
         timeout = self.hook_timeout_s
         if not timeout or timeout <= 0:
             return await awaitable
-        task = asyncio.ensure_future(awaitable)
+        task = asyncio.ensure_future(contained(awaitable))  # a task: an exit escaping it would end the loop
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
@@ -444,15 +547,22 @@ class PluginHost:
             task.cancel()
             raise
         task.cancel()
-        message = f"timed out after {round(timeout * 1000)} ms; skipped"
-        log.warning(f"{impl.plugin_name} {hook_name} {message}")
-        self.on_error(self._path_of(impl), hook_name, message)
         return _TIMED_OUT
 
-    def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException) -> None:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        log.warning(f"{impl.plugin_name} raised in {hook_name}: {detail}")
-        self.on_error(self._path_of(impl), hook_name, str(exc) or type(exc).__name__)
+    def report(self, impl: pluggy.HookImpl, hook_name: str, exc: BaseException, closed: bool = False) -> str:
+        """Report an implementation that raised (``extension_error`` naming where, the traceback at
+        DEBUG); returns what went wrong. A contribution hook (``register_*``) that raised fails its plugin."""
+        why = fault_report(exc, self.roots(self.records.get(impl.plugin_name)))
+        debug_traceback(exc)
+        if hook_name.startswith("register_"):
+            self.failed_in(impl.plugin_name, hook_name, why)
+        self._failed(impl, hook_name, why, closed)
+        return why
+
+    def _failed(self, impl: pluggy.HookImpl, hook_name: str, why: str, closed: bool, skipped: bool = False) -> None:
+        message = f"{why}; fails closed" if closed else f"{why}; skipped" if skipped else why
+        plugin_log.warning(f"{impl.plugin_name} failed in {hook_name}: {message}")
+        self.on_error(self._path_of(impl), hook_name, message)
 
     def hook_order(self) -> dict[str, list[str]]:
         """Per hook with implementations: plugin names in call order."""

@@ -6,7 +6,9 @@ The entry tree, the store protocol and the errors are public, in :mod:`atomic_ho
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from atomic_host.contract.lazy_exports import lazy_exports
 
 _LAZY = {
     "Session": "atomic_host.kit.sessions.tree",
@@ -20,17 +22,7 @@ _LAZY = {
     "open_store": "atomic_host.session.stores",
 }
 
-__all__ = [
-    "EntryNotFound",
-    "Session",
-    "SessionContext",
-    "SessionNotFound",
-    "SessionNotSaved",
-    "SessionStore",
-    "build_session_context",
-    "convert_to_llm",
-    "open_store",
-]
+__all__ = list(_LAZY)
 
 if TYPE_CHECKING:
     from atomic_host.kit.sessions.errors import EntryNotFound, SessionNotFound, SessionNotSaved
@@ -39,11 +31,4 @@ if TYPE_CHECKING:
     from atomic_host.session.context import SessionContext, build_session_context, convert_to_llm
     from atomic_host.session.stores import open_store
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atomic_host.session' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -39,6 +39,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             handler="builtin_plugins.codemode.tool:run",
             summary="Run JavaScript that composes tool calls in a fresh QuickJS worker sandbox.",
             opt_in=True,
+            read_only=True,  # the sandbox has no I/O of its own; each tool it calls is gated as a call
             exposure="model-only",
             source='built-in extension "codemode"',
             source_path="builtin:codemode",

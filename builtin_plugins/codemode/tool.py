@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import Tool, ToolContext, ToolResult
+from atomic_host.kit.tool_env import tool_environment
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 DEFAULT_TIMEOUT = 30.0
@@ -91,6 +92,7 @@ class _Run:
             sys.executable,
             "-I",
             str(WORKER_PATH),
+            env=tool_environment(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from atomic_host.contract.host import HostAPI
 
 PROMPT_VERSION = 3
-STRATEGY = "verbatim-lines"
 
 
 @hookimpl(trylast=True)

@@ -15,7 +15,7 @@ from atomic_host.contract.results import Cancel, Compaction, CompactResult, Fail
 from atomic_host.kit.compaction import setting
 from atomic_host.kit.messages import convert_to_llm
 from atomic_host.kit.transcript import serialize_conversation
-from builtin_plugins.compaction import PROMPT_VERSION, STRATEGY
+from builtin_plugins.compaction import PROMPT_VERSION
 from builtin_plugins.compaction.apply import Reconstruction, reconstruct, stats
 from builtin_plugins.compaction.params import from_settings
 from builtin_plugins.compaction.plan import PlanFailed, fresh, plan
@@ -87,6 +87,5 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
         parameters=params.to_wire(),
         stats=result_stats,
         planner_model=planner,
-        details={"strategy": STRATEGY},
         entry=entry,
     )

@@ -1,9 +1,10 @@
 """The built-in session stores, contributed through ``register_session_stores``.
 
 ``jsonl`` (the default: Atomic's session files, one per session, under
-``<agentDir>/sessions/--<cwd>--/``), ``sqlite`` (every session in ``sessions.db``) and ``memory``
-(nothing written). Each backend module is imported only when its kind is opened: ``sqlite3`` is
-not on the startup path of a JSONL host. Blockable with ``disabledPlugins``; ``--no-session``
+``<agentDir>/sessions/--<cwd>--/``), ``sqlite`` (every session in ``sessions.db``), ``postgres``
+(every session of many hosts in one PostgreSQL database; the ``postgres`` extra) and ``memory``
+(nothing written). Each backend module is imported only when its kind is opened: neither
+``sqlite3`` nor psycopg is on the startup path of a JSONL host. Blockable with ``disabledPlugins``; ``--no-session``
 does not need this plugin.
 """
 
@@ -33,6 +34,25 @@ def open_sqlite(options: StoreOptions) -> Any:
     return SqliteStore(db, fsync=_fsync(options), cwd=options.cwd)
 
 
+def open_postgres(options: StoreOptions) -> Any:
+    """A :class:`~builtin_plugins.stores.postgres.PostgresStore` on ``ATOMIC_DATABASE_URL`` (else
+    settings ``database.url``); needs the ``postgres`` extra."""
+    from atomic_host.kit.database import ENV_URL, database_url
+
+    url = database_url(options.settings)
+    if url is None:
+        raise ValueError(
+            f'The "postgres" session store needs a database: set {ENV_URL} or settings "database": {{"url": ...}}'
+        )
+    try:
+        from builtin_plugins.stores.postgres import PostgresStore  # lazy: psycopg only when chosen
+    except ImportError as exc:
+        raise ImportError(
+            f'The "postgres" session store needs psycopg ({exc}): pip install "atomic-host[postgres]"'
+        ) from None
+    return PostgresStore(url, fsync=_fsync(options), cwd=options.cwd)
+
+
 def open_memory(options: StoreOptions) -> Any:
     """Sessions in this process only, never listed or written."""
     from atomic_host.kit.sessions.store import MemoryStore
@@ -47,6 +67,7 @@ def _fsync(options: StoreOptions) -> str:
 STORES: tuple[SessionStoreFactory, ...] = (
     SessionStoreFactory("jsonl", open_jsonl, "Atomic's JSONL session files (the default)"),
     SessionStoreFactory("sqlite", open_sqlite, "every session in one SQLite database"),
+    SessionStoreFactory("postgres", open_postgres, "every session in a PostgreSQL database shared by many hosts"),
     SessionStoreFactory("memory", open_memory, "in this process only; nothing is written"),
 )
 

@@ -18,16 +18,24 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.fsio import ensure_private_dir
 from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
 from atomic_host.kit.sessions.ids import validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
-from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
-from atomic_host.kit.sessions.store import BaseStore, has_assistant
-from atomic_host.kit.sessions.tree import Session, is_internal_header
+from atomic_host.kit.sessions.listing import ListingState
+from atomic_host.kit.sessions.tree import Session
+from builtin_plugins.stores.tables import (
+    LISTING_COLUMNS,
+    ListingCache,
+    TableStore,
+    TableWriter,
+    dumps,
+    last_release,
+    listing_row,
+    loads_rows,
+    state_of,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -59,37 +67,10 @@ CREATE TABLE IF NOT EXISTS leases (
 """
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-class SqliteWriter:
+class SqliteWriter(TableWriter):
     """Persists one session: header + buffered entries in one transaction, then one per append."""
 
-    def __init__(self, store: SqliteStore, state: ListingState | None = None, next_seq: int = 0) -> None:
-        self.store = store
-        self.state = state or ListingState()
-        self.next_seq = next_seq
-        self.session_id = ""
-        self._header: dict[str, Any] = {}
-        self.leased = False
-
-    def _row(self, header: dict[str, Any]) -> dict[str, Any]:
-        s = self.state
-        return {
-            "id": header["id"],
-            "cwd": str(header.get("cwd", "")),
-            "header": _dumps(header),
-            "created": header.get("timestamp"),
-            "modified_ms": s.modified_ms,
-            "name": s.name,
-            "has_name": int(s.has_name),
-            "message_count": s.message_count,
-            "first_message": s.first_message,
-            "summary": _dumps(s.summary) if s.summary is not None else None,
-            "internal": int(is_internal_header(header)),
-            "next_seq": self.next_seq,
-        }
+    store: SqliteStore
 
     def lock(self) -> None:
         """Hold the session's write lease (raises :class:`SessionLocked` if a live process has it)."""
@@ -104,7 +85,7 @@ class SqliteWriter:
         rows = []
         for entry in entries:
             state.apply(entry)
-            rows.append((header["id"], seq, _dumps(entry)))
+            rows.append((header["id"], seq, dumps(entry)))
             seq += 1
         old = (self.state, self.next_seq)
         self.state, self.next_seq = state, seq
@@ -114,7 +95,7 @@ class SqliteWriter:
                 db.execute(
                     "INSERT OR REPLACE INTO sessions VALUES (:id, :cwd, :header, :created, :modified_ms,"
                     " :name, :has_name, :message_count, :first_message, :summary, :internal, :next_seq)",
-                    self._row(header),
+                    listing_row(header, self.state, self.next_seq),
                 )
                 db.executemany("INSERT INTO entries VALUES (?, ?, ?)", rows)
         except BaseException:
@@ -126,11 +107,10 @@ class SqliteWriter:
         self.lock()
         before = ListingState(**vars(self.state))
         self.state.apply(entry)
-        row = self._row(self._header)
-        row["next_seq"] = self.next_seq + 1
+        row = listing_row(self._header, self.state, self.next_seq + 1)
         try:
             with self.store.transaction() as db:
-                db.execute("INSERT INTO entries VALUES (?, ?, ?)", (row["id"], self.next_seq, _dumps(entry)))
+                db.execute("INSERT INTO entries VALUES (?, ?, ?)", (row["id"], self.next_seq, dumps(entry)))
                 db.execute(
                     "UPDATE sessions SET modified_ms = :modified_ms, name = :name, has_name = :has_name,"
                     " message_count = :message_count, first_message = :first_message, summary = :summary,"
@@ -141,24 +121,6 @@ class SqliteWriter:
             self.state = before
             raise
         self.next_seq += 1
-
-    def close(self) -> None:
-        if self.leased:
-            self.leased = False
-            self.store.leases.release(self.session_id)
-
-
-def _loads_rows(texts: list[str]) -> list[Any]:
-    """Decode entry rows in one array parse (see ``jsonl.parse_records``); per row on any doubt."""
-    if texts:
-        try:
-            with gc_paused(then="promote"):  # acyclic objects, left old: see kit.collector
-                items = loads_array(("[" + ",".join(texts) + "]").encode())
-        except (ValueError, RecursionError, UnicodeEncodeError):
-            items = None
-        if isinstance(items, list) and len(items) == len(texts):
-            return items
-    return [json.loads(text) for text in texts]
 
 
 class _Leases:
@@ -188,11 +150,8 @@ class _Leases:
         self.counts[session_id] = 1
 
     def release(self, session_id: str) -> None:
-        count = self.counts.get(session_id, 0) - 1
-        if count > 0:
-            self.counts[session_id] = count
+        if not last_release(self.counts, session_id):
             return
-        self.counts.pop(session_id, None)
         with contextlib.suppress(sqlite3.Error), self.store.transaction() as db:
             db.execute("DELETE FROM leases WHERE session_id = ? AND pid = ?", (session_id, os.getpid()))
 
@@ -202,7 +161,7 @@ def _alive(pid: int, host: str, this_host: str) -> bool:
     return host != this_host or pid_alive(pid)
 
 
-class SqliteStore(BaseStore):
+class SqliteStore(TableStore):
     """Sessions and entries in one SQLite database (WAL)."""
 
     kind = "sqlite"
@@ -221,8 +180,7 @@ class SqliteStore(BaseStore):
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(_SCHEMA)
         self.leases = _Leases(self)
-        self._listed: dict[str, tuple[Any, dict[str, Any]]] = {}
-        """Session id → (its row, its info) as the last listing read them (see :meth:`_infos`)."""
+        self._listing = ListingCache()
 
     @contextlib.contextmanager
     def transaction(self) -> Any:
@@ -238,13 +196,8 @@ class SqliteStore(BaseStore):
     def location(self, session_id: str) -> str:
         return f"sqlite:{self.db_path}#{session_id}"
 
-    def _create(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
-        validate_session_id(header["id"])
-        writer = SqliteWriter(self)
-        session = Session(header, entries, writer=writer, location=self.location(header["id"]))
-        if has_assistant(entries):
-            session.flush()
-        return session
+    def _writer(self) -> SqliteWriter:
+        return SqliteWriter(self)
 
     def _load(self, session_id: str, cwd: str | None = None) -> Session:
         with self._lock:
@@ -261,17 +214,9 @@ class SqliteStore(BaseStore):
                     "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
                 )
             ]
-        entries = _loads_rows(texts)
+        entries = loads_rows(texts)
         header = json.loads(row[0])
-        state = ListingState(
-            message_count=row[4],
-            first_message=row[5],
-            modified_ms=row[1],
-            name=row[2],
-            has_name=bool(row[3]),
-            summary=json.loads(row[6]) if row[6] else None,
-        )
-        writer = SqliteWriter(self, state, row[7])
+        writer = SqliteWriter(self, state_of(*row[1:7]), row[7])
         writer.session_id, writer._header = session_id, header
         try:
             writer.lock()  # held while the session is open here, so no other process appends
@@ -310,42 +255,9 @@ class SqliteStore(BaseStore):
     def _infos(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self._lock:
             rows = self.db.execute(
-                "SELECT id, header, modified_ms, name, has_name, message_count, first_message, summary"
-                f" FROM sessions WHERE internal = 0 {where}",
-                params,
+                f"SELECT {LISTING_COLUMNS} FROM sessions WHERE internal = 0 {where}", params
             ).fetchall()
-        # An info is a function of its row: a row equal to the last listing's is answered with
-        # the info built then (10,000 sessions: parsing headers and formatting dates was most of
-        # list_sessions). Rows are read every time, so another process's writes show at once.
-        known, listed = self._listed, {}
-        fresh = [r for r in rows if (k := known.get(r[0])) is None or k[0] != r]
-        if fresh:
-            with gc_paused():  # a dict per session (10,000 sessions: ~15% of a first listing)
-                built = self._build_infos(fresh)
-            known = {**known, **{r[0]: (r, info) for r, info in zip(fresh, built, strict=True)}}
-        infos = []
-        for r in rows:
-            item = listed[r[0]] = known[r[0]]
-            infos.append(dict(item[1]))  # copies: callers may change what they get
-        self._listed = listed
-        return finish_listing(infos)
-
-    def _build_infos(self, rows: list[Any]) -> list[dict[str, Any]]:
-        headers = _loads_rows([r[1] for r in rows])  # one array parse for every header
-        prefix = f"sqlite:{self.db_path}#"  # self.location(id), without a call per row
-        return [
-            build_info(
-                header,
-                prefix + r[0],
-                message_count=r[5],
-                first_message=r[6],
-                modified_ms=r[2],
-                name=r[3],
-                has_name=bool(r[4]),
-                summary=json.loads(r[7]) if r[7] else None,
-            )
-            for r, header in zip(rows, headers, strict=True)
-        ]
+        return self._listing.infos(rows, f"sqlite:{self.db_path}#")
 
     def list(self, cwd: str) -> list[dict[str, Any]]:
         return self._infos("AND cwd = ?", (cwd,))
@@ -363,23 +275,6 @@ class SqliteStore(BaseStore):
                 return
             db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-
-    def put(
-        self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
-    ) -> Session:
-        validate_session_id(header["id"])
-        if self.has(header["id"]) and not overwrite:
-            return self._load(header["id"])
-        session = Session(header, entries, writer=SqliteWriter(self), location=self.location(header["id"]))
-        session.flush()
-        return session
-
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        """Copy a JSONL session file into the database (overwriting the same id) and open it."""
-        header, entries, _ = load_jsonl(Path(path))
-        session = self.put(header, entries, overwrite=True)
-        session.cwd_override = cwd_override
-        return session
 
     def close(self) -> None:
         with self._lock:

@@ -103,6 +103,8 @@ TOOLS: dict[str, tuple[str, str]] = {
 
 OPT_IN = frozenset({"ls"})
 NEEDS_UI = frozenset({"ask_user_question"})
+READ_ONLY = frozenset({"read", "find", "search", "ls", "ask_user_question"})
+"""Tools without side effects (``Tool.read_only``); bash, edit, write, kill and todo change things."""
 SELF_BOUNDED = frozenset({"bash", "read"})
 """Tools that truncate their own output and save the full text to a file."""
 
@@ -122,6 +124,7 @@ def make_tools() -> list[object]:
             source_path=f"<builtin:{name}>",
             opt_in=name in OPT_IN,
             needs_ui=name in NEEDS_UI,
+            read_only=name in READ_ONLY,
             max_result_chars=0 if name in SELF_BOUNDED else None,
         )
         for name, (label, description) in TOOLS.items()

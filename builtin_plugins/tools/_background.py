@@ -60,9 +60,10 @@ def start(
     log_dir: Path,
     *,
     shell: str = "bash",
-    env: dict[str, str] | None = None,
+    env: dict[str, str],
 ) -> BackgroundProcess:
-    """Start ``command`` detached from our pipes; stdout+stderr go to ``<log_dir>/atomic-bg-<id>-….log``."""
+    """Start ``command`` detached from our pipes, with exactly ``env`` as its environment;
+    stdout+stderr go to ``<log_dir>/atomic-bg-<id>-….log``."""
     from atomic_host.kit.tempdirs import new_private_file
 
     reg = registry(state)
@@ -76,7 +77,7 @@ def start(
         proc = subprocess.Popen(
             [shell, "-c", command],
             cwd=cwd,
-            env={**os.environ, **env} if env else None,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=fd,
             stderr=fd,

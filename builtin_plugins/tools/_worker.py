@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from atomic_host.contract.tools import ToolAborted, ToolContext, ToolError
+from atomic_host.kit.tool_env import tool_environment
 
 _BOOTSTRAP = """\
 import importlib, json, sys, types
@@ -99,6 +100,7 @@ async def run_in_worker(
     cpu = int(timeout) + 1 if timeout else None
     proc = await asyncio.create_subprocess_exec(
         *worker_command(module, function, site=site, memory=memory, cpu=cpu),
+        env=tool_environment(),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -50,6 +50,7 @@ def _timeout(value: float | None) -> int:
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
     from atomic_host.kit.shell import OutputTail, run_shell
+    from atomic_host.kit.tool_env import pass_through
     from builtin_plugins.tools._common import resolve_path
 
     if not params.command.strip():
@@ -99,6 +100,7 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
             session_id=ctx.session_id,
             shell=shell,
             env=params.env,
+            keep_env=pass_through(ctx.settings.get("shellEnv")),
             temp_dir=lambda: _temp_dir(ctx),
         )
     except OSError as e:
@@ -134,13 +136,15 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
 
 
 def _start_background(params: Params, ctx: ToolContext, shell: str, command: str, cwd: Path) -> ToolResult:
+    from atomic_host.kit.tool_env import pass_through, tool_environment
     from builtin_plugins.tools import _background
 
     log_dir = _temp_dir(ctx)
     if log_dir is None:
         raise ToolError("Cannot start a background process: the session temp directory is unavailable")
+    env = tool_environment(params.env, keep=pass_through(ctx.settings.get("shellEnv")))
     try:
-        bp = _background.start(ctx.state, command, str(cwd), log_dir, shell=shell, env=params.env)
+        bp = _background.start(ctx.state, command, str(cwd), log_dir, shell=shell, env=env)
     except OSError as e:
         raise ToolError(f"Cannot start background process: {e}") from e
     text = (

@@ -169,3 +169,33 @@ async def test_blocking_the_builtin_leaves_no_strategy() -> None:
         assert not of_type(c.events[start:], "compaction_start") and of_type(events, "agent_end")
         assert not of_type(session_entries(host), "compaction")
         host.assert_protocol_lines()
+
+
+NAMED = """
+from atomic_host import hookimpl
+from atomic_host.contract.results import Compaction
+
+
+@hookimpl
+def compact(event):
+    return Compaction("[User]: the named strategy's summary", first_kept_entry_id=event.branch_entries[-1]["id"],
+                      details={"strategy": "my-strategy"})
+"""
+
+
+async def test_a_strategy_that_names_itself_still_writes_a_boundary(tmp_path: Path) -> None:
+    """``details["strategy"]`` is the host's boundary kind: a strategy that puts its own name there
+    keeps it as ``strategyName``, and its summary replaces the region (before, the entry was not a
+    boundary: the old turns stayed in the context and the summary was dropped)."""
+    async with start_host("--extension", str(write_plugin(tmp_path, NAMED, "named.py"))) as host:
+        await seed(host)
+        before = await host.client.get_messages()
+        result = await host.client.call("compact")
+        assert result["compactedText"] == "[User]: the named strategy's summary"
+        entry = session_entries(host)[-1]
+        assert entry["details"]["strategy"] == "verbatim-lines" and entry["details"]["strategyName"] == "my-strategy"
+        messages = await host.client.get_messages()
+        assert len(messages) < len(before)
+        assert messages[0]["customType"] == "compaction"
+        assert "the named strategy's summary" in messages[0]["content"][0]["text"]
+        assert LONG_PROMPT not in json.dumps(messages)  # the first turn is gone from the context

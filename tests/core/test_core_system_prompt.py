@@ -113,6 +113,7 @@ async def test_a_big_changed_context_file_is_read_off_the_event_loop(tmp_path: P
     threads: list[int] = []
     real = system_prompt._read
     monkeypatch.setattr(system_prompt, "_read", lambda path: threads.append(threading.get_ident()) or real(path))
+    (tmp_path / ".git").mkdir()  # the project root: the search goes up to it
     (tmp_path / "CLAUDE.md").write_text("small")
     (tmp_path / "w").mkdir()
     (tmp_path / "w" / "AGENTS.md").write_text("y" * (system_prompt.INLINE_READ_BYTES + 1))

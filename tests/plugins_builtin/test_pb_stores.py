@@ -53,7 +53,8 @@ def test_an_unknown_kind_stops_the_host_naming_the_known_ones(base: Path) -> Non
     result = atomic(base, "--mode", "rpc", "--provider", "faux", "--session-store", "nosuch")
     assert result.returncode == 1 and result.stdout == ""
     assert (
-        'Unknown session store "nosuch" (sessionStore setting / --session-store); known kinds: jsonl, memory, sqlite'
+        'Unknown session store "nosuch" (sessionStore setting / --session-store); '
+        "known kinds: jsonl, memory, postgres, sqlite"
         in result.stderr
     )
 

@@ -1,13 +1,13 @@
-"""Every command of the spec exists, parses, and round-trips in wire spelling."""
+"""Every declared command has its model, parses, and round-trips in wire spelling."""
 
 from __future__ import annotations
 
 import typing
 
 import pytest
-from protocol_command_lists import ALL_COMMANDS
 
 from atomic_host.core.protocol.commands import COMMANDS, Command
+from atomic_host.core.protocol.declarations import DECLARATIONS
 from atomic_host.core.protocol.validate import parse_command
 
 # One fully populated example per command, in wire spelling.
@@ -55,9 +55,16 @@ FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {
 }
 
 
-def test_every_command_is_registered() -> None:
-    assert len(ALL_COMMANDS) == len(set(ALL_COMMANDS)) == 54
-    assert sorted(COMMANDS) == sorted(ALL_COMMANDS)
+def test_every_declared_command_has_its_model() -> None:
+    assert list(COMMANDS) == list(DECLARATIONS)
+    for name, decl in DECLARATIONS.items():
+        model = COMMANDS[name]
+        assert model.__name__ == decl.model_name and model.__doc__ == decl.cls.__doc__
+        assert set(model.model_fields) - {"type", "id"} == set(decl.fields) - {"id"}
+
+
+def test_every_command_with_fields_has_a_full_example() -> None:
+    assert {name for name, decl in DECLARATIONS.items() if not decl.bare} == set(FULL_EXAMPLES)
 
 
 def test_union_holds_every_command_model() -> None:
@@ -67,7 +74,7 @@ def test_union_holds_every_command_model() -> None:
         assert cls.model_fields["type"].default == name
 
 
-@pytest.mark.parametrize("name", ALL_COMMANDS)
+@pytest.mark.parametrize("name", list(COMMANDS))
 def test_full_example_round_trips(name: str) -> None:
     wire = {"id": f"req-{name}", "type": name, **FULL_EXAMPLES.get(name, {})}
     cmd = parse_command(wire)

@@ -1,7 +1,8 @@
-"""The RPC command table (``frontends/rpc/table.py``): every command of the protocol union is
-declared exactly once, on its handler, with a lane; the lanes and the no-field set come from it; and,
-in process and with hypothesis, every command line with random (mostly wrong-typed) fields gets
-exactly one answer: the handler is called once with the validated model, or a validation error."""
+"""The RPC command table (``frontends/rpc/table.py``): every declared command
+(``core/protocol/declarations.py``) has exactly one handler of the right shape, lanes come from the
+declarations; and, in process and with hypothesis, every command line with random (mostly
+wrong-typed) fields gets exactly one answer: the handler is called once with the validated model, or
+a validation error."""
 
 from __future__ import annotations
 
@@ -13,63 +14,80 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.core.protocol.commands import COMMANDS
+from atomic_host.core.protocol.declarations import DECLARATIONS, command
 from atomic_host.core.protocol.validate import CommandError
 from atomic_host.frontends.rpc.handlers import Handlers
 from atomic_host.frontends.rpc.server import RpcServer
-from atomic_host.frontends.rpc.table import CommandSpec, CommandTable, command, declared
+from atomic_host.frontends.rpc.table import CommandSpec, CommandTable, declared
 
 SPECS = declared(Handlers)
 
-CONCURRENT = {
-    "abort", "abort_bash", "abort_retry", "abort_compaction", "clear_queue", "pause_queued_messages",
-    "resume_queued_messages", "cancel_login_provider", "bash", "user_bash", "refresh_models",
-    "extension_ui_response", "login_provider",
+MUST_BE_CONCURRENT = {
+    "abort", "abort_bash", "abort_retry", "abort_compaction", "extension_ui_response", "login_provider",
+    "cancel_login_provider",
 }  # fmt: skip
-"""Semantics §1: the commands that do not wait for the ordinary lane. ``login_provider`` joined them with
-the OAuth flows: a login waits for the user in a browser and must not hold every other command."""
+"""Semantics §1: what stops or answers something already running never waits for the ordinary lane;
+``login_provider`` waits for a person in a browser and must not hold every other command."""
 
 
 def _bare(name: str) -> bool:
     return set(COMMANDS[name].model_fields) == {"type", "id"}
 
 
-def test_every_protocol_command_is_declared_exactly_once_with_a_lane() -> None:
+def test_every_declared_command_has_exactly_one_handler() -> None:
     handlers = [v for k, v in vars(Handlers).items() if k.startswith("on_")]
-    assert len(handlers) == len(COMMANDS) == len(SPECS)
-    assert sorted(SPECS) == sorted(COMMANDS)
+    assert len(handlers) == len(COMMANDS) == len(SPECS) == len(DECLARATIONS)
+    assert list(SPECS) == list(DECLARATIONS)  # declaration order
     assert all(SPECS[name].name == name for name in SPECS)
-    assert {spec.lane for spec in SPECS.values()} == {"ordinary", "concurrent"}
-    assert {name for name, spec in SPECS.items() if spec.lane == "concurrent"} == CONCURRENT
+    concurrent = {name for name, spec in SPECS.items() if spec.lane == "concurrent"}
+    assert concurrent >= MUST_BE_CONCURRENT
+    assert "prompt" not in concurrent
 
 
 def test_handlers_take_what_their_model_carries() -> None:
     for name, spec in SPECS.items():
         assert spec.fields == (not _bare(name)), f"{name}: a handler takes a command exactly when it has fields"
+        assert spec.decl.bare == _bare(name)
         if spec.fields and not spec.raw:
-            assert spec.model_name == COMMANDS[name].__name__, name
+            annotation = spec.function.__annotations__[spec.function.__code__.co_varnames[1]]
+            assert annotation in (DECLARATIONS[name].cls.__name__, f"_{DECLARATIONS[name].cls.__name__}"), name
 
 
 def test_the_table_gives_the_lanes_and_the_no_field_set() -> None:
     table = CommandTable(Handlers(rt=None))  # type: ignore[arg-type]  # binding touches no runtime
     assert set(table) == set(COMMANDS) and len(table) == len(COMMANDS)
-    assert table.concurrent == CONCURRENT
+    assert table.concurrent == {name for name, decl in DECLARATIONS.items() if decl.lane == "concurrent"}
     assert table.no_fields == {name for name in COMMANDS if _bare(name)}
 
 
-def test_an_undeclared_handler_is_refused() -> None:
-    class Sloppy:
-        @command()
+def test_a_handler_for_no_command_or_a_missing_one_is_refused() -> None:
+    class Stray(Handlers):
+        async def on_get_everything(self) -> Any: ...
+
+    with pytest.raises(TypeError, match="on_get_everything answers no declared command"):
+        declared(Stray)
+
+    class Partial:
         async def on_get_state(self) -> Any: ...
 
-        async def on_get_messages(self) -> Any: ...
+    with pytest.raises(TypeError, match="has no handler for: on_prompt"):
+        declared(Partial)
 
-    with pytest.raises(TypeError, match="on_get_messages is not declared with @command"):
-        declared(Sloppy)
-    with pytest.raises(TypeError, match="named on_<type>"):
-        command()(lambda self: None)
+    class WrongShape(Handlers):
+        async def on_get_state(self, cmd: Any) -> Any: ...
+
+    with pytest.raises(TypeError, match="on_get_state takes a command, but 'get_state' is declared without fields"):
+        declared(WrongShape)
+
+
+def test_a_declaration_is_refused_twice_or_with_an_unknown_lane() -> None:
+    with pytest.raises(ValueError, match="declared twice"):
+        command("abort")(type("Again", (), {}))
     with pytest.raises(ValueError, match="unknown lane"):
-        command(lane="fast")(Handlers.on_get_state)  # type: ignore[arg-type]
+        command("brand_new", lane="fast")  # type: ignore[arg-type]
+    assert "brand_new" not in DECLARATIONS
 
 
 # --- in process: exactly one outcome per command, whatever its fields ---
@@ -182,20 +200,34 @@ def test_the_server_answers_every_line_once_in_both_lanes(batch: list[dict[str, 
         bound["extension_ui_response"] = ui
         server = RpcServer(out, bound, on_eof=lambda: asyncio.sleep(0), concurrent=concurrent)  # type: ignore[arg-type]
         lane = asyncio.create_task(server._ordinary_lane())
-        for cmd in batch:
-            server.accept(json.dumps(cmd).encode())
+        for line in lines:
+            server.accept(line.encode())
         server.ordinary.put_nowait(None)
         await asyncio.wait_for(lane, 10)
         if server.tasks:
             await asyncio.wait(server.tasks, timeout=10)
         return out.records
 
+    # json.dumps writes an infinite float as `Infinity`: not JSON, so that line is a parse error (no id)
+    lines = [json.dumps(cmd) for cmd in batch]
     records = asyncio.run(scenario())
-    answered = sorted(req_id for _, req_id, _ in records)
-    expected = sorted(cmd["id"] for cmd in batch if cmd["type"] != "extension_ui_response" or not _valid(cmd))
+    answered = sorted("parse" if req_id is None else req_id for _, req_id, _ in records)
+    expected = sorted(
+        cmd["id"] if _strict(line) else "parse"
+        for cmd, line in zip(batch, lines, strict=True)
+        if cmd["type"] != "extension_ui_response" or not _valid(cmd) or not _strict(line)
+    )
     assert answered == expected
     for command_type, req_id, _ in records:
-        assert command_type == batch[int(req_id[1:])]["type"]
+        assert command_type == ("parse" if req_id is None else batch[int(req_id[1:])]["type"])
+
+
+def _strict(line: str) -> bool:
+    try:
+        loads_strict(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _valid(cmd: dict[str, Any]) -> bool:

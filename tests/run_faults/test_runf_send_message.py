@@ -270,7 +270,7 @@ async def test_send_user_message_deliveries() -> None:
         await _handled(host, _send(kind="user", text="u3"))
         [err] = extension_errors(host)
         assert err["extensionPath"] == "command:runf_send" and err["event"] == "command"
-        assert err["error"].startswith("Agent is already processing")
+        assert err["error"].startswith(f"{ext('runf_sender')}:35: HostError: Agent is already processing")
         await _handled(host, "/runf_release")
         events = await _settle(host, n0)
         assert user_texts(events) == ["go", "u1", "u2"]

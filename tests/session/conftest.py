@@ -15,8 +15,10 @@ def agent_dir(tmp_path: Path) -> Path:
     return tmp_path / "agent"
 
 
-@pytest.fixture(params=["jsonl", "sqlite"])
-def store(request: pytest.FixtureRequest, agent_dir: Path):
+@pytest.fixture(params=["jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def store(request: pytest.FixtureRequest, agent_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    if request.param == "postgres":  # a real server (tests/pg_helpers.py), a schema of its own
+        monkeypatch.setenv("ATOMIC_DATABASE_URL", request.getfixturevalue("postgres_server").fresh_url())
     st = open_store(request.param, agent_dir, None, CWD)
     yield st
     st.close()

@@ -16,7 +16,11 @@ from atomic_host.kit.sessions.tree import Session, build_tree
 from atomic_host.testing import start_host
 from builtin_plugins.stores import open_builtin_store
 
-BACKENDS = [pytest.param("jsonl", id="jsonl"), pytest.param("sqlite", id="sqlite")]
+BACKENDS = [
+    pytest.param("jsonl", id="jsonl"),
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.slow),
+]
 
 
 def stored_entries(agent_dir: Path, kind: str, cwd: str, session_id: str) -> list[dict[str, Any]]:
@@ -67,7 +71,13 @@ async def check_reads(client: Any, entries: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
-async def test_cached_reads_follow_every_change(tmp_path: Path, kind: str) -> None:
+async def test_cached_reads_follow_every_change(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {}
+    if kind == "postgres":  # a real server (tests/pg_helpers.py): this process and the host share a schema
+        env["ATOMIC_DATABASE_URL"] = request.getfixturevalue("postgres_server").fresh_url()
+        monkeypatch.setenv("ATOMIC_DATABASE_URL", env["ATOMIC_DATABASE_URL"])
     agent_dir, work = tmp_path / "agent", tmp_path / "work"
     work.mkdir()
     cwd = str(work.resolve())
@@ -78,8 +88,8 @@ async def test_cached_reads_follow_every_change(tmp_path: Path, kind: str) -> No
     long.close()
     short.close()
     store.close()
-    args = ("--session", long_id, *(("--session-store", "sqlite") if kind == "sqlite" else ()))
-    async with start_host(*args, base=tmp_path, cwd=work) as host:
+    args = ("--session", long_id, *(("--session-store", kind) if kind != "jsonl" else ()))
+    async with start_host(*args, base=tmp_path, cwd=work, env=env) as host:
         c = host.client
 
         async def check() -> list[dict[str, Any]]:

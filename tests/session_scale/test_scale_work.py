@@ -74,10 +74,14 @@ def flat(work: list[int], slack: float = 2.0) -> None:
     assert max(work) <= slack * max(min(work), 1), work
 
 
-@pytest.fixture(params=["jsonl", "sqlite"])
-def stored(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[int], tuple[Any, str]]:
+@pytest.fixture(params=["jsonl", "sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def stored(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[int], tuple[Any, str]]:
     """``stored(turns)``: (an open store, the id of a varied ``turns``-turn session in it)."""
     stores: list[Any] = []
+    if request.param == "postgres":  # a real server (tests/pg_helpers.py), a schema of this test's own
+        monkeypatch.setenv("ATOMIC_DATABASE_URL", request.getfixturevalue("postgres_server").fresh_url())
 
     def make(turns: int) -> tuple[Any, str]:
         store = open_builtin_store(request.param, tmp_path / f"agent{turns}", None, CWD, fsync="never")
@@ -180,13 +184,24 @@ def test_a_cursor_page_costs_the_same_at_any_size(stored: Any) -> None:
     flat(work)
 
 
-@pytest.mark.parametrize(("kind", "counts"), [("jsonl", (4, 40, 400)), ("sqlite", (10, 100, 1000))])
-def test_listing_costs_linear_work_in_the_number_of_sessions(kind: str, counts: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "counts"),
+    [
+        ("jsonl", (4, 40, 400)),
+        ("sqlite", (10, 100, 1000)),
+        pytest.param("postgres", (10, 100, 1000), marks=pytest.mark.slow),
+    ],
+)
+def test_listing_costs_linear_work_in_the_number_of_sessions(
+    kind: str, counts: Any, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from atomic_host.kit.sessions.store import MemoryStore
 
     template = varied(MemoryStore().new_session(CWD), 2)
     work = []
     for count in counts:
+        if kind == "postgres":  # each count on an empty schema of its own
+            monkeypatch.setenv("ATOMIC_DATABASE_URL", request.getfixturevalue("postgres_server").fresh_url())
         store = open_builtin_store(kind, tmp_path / f"{kind}{count}", None, CWD, fsync="never")
         for _ in range(count):
             store.put(new_header(CWD), template.entries).close()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_helpers import POSTGRES_STORE
 from srpc_helpers import (
     CANCEL_PLUGIN,
     ENTRY_ID_RE,
@@ -19,7 +20,7 @@ from srpc_helpers import (
     write_plugin,
 )
 
-BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite")]
+BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite"), POSTGRES_STORE]
 
 INFO_KEYS = {"path", "id", "cwd", "hasName", "created", "modified", "messageCount", "firstMessage"}
 

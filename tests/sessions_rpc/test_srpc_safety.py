@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_helpers import POSTGRES_STORE
 from srpc_helpers import chat, error_of, mode, read_jsonl, state
 
 from atomic_host.kit.sessions.jsonl import load_jsonl
@@ -91,7 +92,9 @@ REFERENCE_V3 = [
 ]
 
 
-@pytest.mark.parametrize("store", [(), ("--session-store", "sqlite")], ids=["jsonl", "sqlite"])
+@pytest.mark.parametrize(
+    "store", [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite"), POSTGRES_STORE]
+)
 async def test_path_like_ids_are_refused(srpc_host: Any, store: tuple[str, ...]) -> None:
     async with srpc_host(*store) as host:
         c = host.client

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_helpers import POSTGRES_STORE
 from srpc_helpers import chat, error_of, state
 
-BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite")]
+BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite"), POSTGRES_STORE]
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:

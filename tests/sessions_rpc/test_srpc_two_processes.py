@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_helpers import POSTGRES_STORE, stored_entries
 from srpc_helpers import chat, read_jsonl, state
 
 
@@ -31,7 +32,7 @@ def _user_texts(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite")]
+BACKENDS = [pytest.param((), id="jsonl"), pytest.param(("--session-store", "sqlite"), id="sqlite"), POSTGRES_STORE]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -56,18 +57,21 @@ async def test_a_second_process_can_read_a_locked_session_but_not_write_it(
             assert "Session is open for writing in another atomic process" in ends[-1]["message"]["errorMessage"]
             assert "from the second host" not in str(await c.get_messages())  # memory agrees with the file
             await chat(first, "first host goes on")  # the owner is not disturbed
-        assert _user_texts(_stored(owner["sessionLocation"])) == ["from the first host", "first host goes on"]
+        stored = _stored(owner["sessionLocation"], srpc_host.database)
+        assert _user_texts(stored) == ["from the first host", "first host goes on"]
     err.close()
     assert "open for writing in another atomic process" in (base / "second.err").read_text()
     async with srpc_host(*backend) as third:  # the first host is gone: the lock went with it
         c = third.client
         assert await c.call("switch_session", sessionId=owner["sessionId"]) == {"cancelled": False}
         await chat(third, "third host continues")
-    assert _user_texts(_stored(owner["sessionLocation"]))[-1] == "third host continues"
+    assert _user_texts(_stored(owner["sessionLocation"], srpc_host.database))[-1] == "third host continues"
 
 
-def _stored(location: str) -> list[dict[str, Any]]:
-    """The session's records as the store holds them: the JSONL file, or the SQLite rows."""
+def _stored(location: str, database: list[str]) -> list[dict[str, Any]]:
+    """The session's records as the store holds them: the JSONL file, the SQLite or PostgreSQL rows."""
+    if location.startswith("postgres:"):
+        return stored_entries(database[0], location.rpartition("#")[2])
     if not location.startswith("sqlite:"):
         return read_jsonl(location)
     db, _, session_id = location[len("sqlite:") :].rpartition("#")

@@ -41,6 +41,8 @@ import pytest
 
 TOP_LEVEL = {
     "dbos": "DBOS (workflows engine)",
+    "psycopg": "psycopg (the postgres session store)",
+    "psycopg_binary": "psycopg (the postgres session store)",
     "acp": "ACP (agent-client-protocol)",
     "agent_client_protocol": "ACP (agent-client-protocol)",
     "mcp": "MCP SDK",
@@ -162,8 +164,8 @@ def test_first_get_state_waits_for_none_of_the_lazy_modules(args: list[str], tmp
 
 
 def test_the_rule_matches_what_it_names() -> None:
-    for module in ("dbos", "dbos._core", "acp", "acp.schema", "agent_client_protocol", "mcp.client",
-                   "mcp_types", "authlib.oauth2", "requests_oauthlib", "pydantic",
+    for module in ("dbos", "dbos._core", "psycopg", "psycopg.pq", "acp", "acp.schema", "agent_client_protocol",
+                   "mcp.client", "mcp_types", "authlib.oauth2", "requests_oauthlib", "pydantic",
                    "pydantic_core._pydantic_core", "httpx", "httpcore._sync", "orjson", "rich.console"):  # fmt: skip
         assert forbidden_reason(module), module
     for module in ("asyncio", "atomic_host.frontends.rpc.server", "builtin_plugins.mcp.config",

@@ -33,7 +33,7 @@ FLAGS = [
     "--extension", "--no-extensions", "--prompt-template", "--skill", "--approve", "--no-approve",
     "--watch", "--tools", "--no-tools", "--no-builtin-tools", "--exclude-tools", "--system-prompt",
     "--append-system-prompt", "-p", "--print", "--output-format", "--hide-thinking", "-q", "--list-models",
-    "--export", "--export-format", "-h", "--help", "--mod", "--model=x", "--", "-",
+    "--export", "--export-format", "-h", "--help", "-V", "--version", "--mod", "--model=x", "--", "-",
 ]  # fmt: skip
 VALUES = ["rpc", "acp", "print", "json", "off", "high", "max", "bogus", "", "a,b,,c", " x , y ", "local/m1",
           "-x", "--model", "schema", "sessions", "é ✓", "p/m:high", "1", "-1"]  # fmt: skip

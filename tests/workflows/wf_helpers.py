@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pg_helpers import Postgres, postgres_bin  # noqa: F401  (the PostgreSQL server moved to tests/pg_helpers.py)
+
 from atomic_host import testing_sse as sse
 from atomic_host.testing import FauxScript, read_jsonl, start_host
 
@@ -101,74 +103,6 @@ def two_providers(agent_dir: Path, base_url: str) -> None:
     agent_dir.mkdir(parents=True, exist_ok=True)
     providers = {"main": provider("m-main"), "backup": provider("m-backup")}
     (agent_dir / "models.json").write_text(json.dumps({"providers": providers}))
-
-
-# --- a real PostgreSQL server (Debian's postgresql package), started in a temp dir ---
-
-
-def postgres_bin() -> Path | None:
-    import glob
-
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
-
-
-class Postgres:
-    """``initdb`` + ``pg_ctl start`` in a fresh directory on a free loopback port; trust auth.
-    As root the server runs as the ``postgres`` user (PostgreSQL refuses to run as root)."""
-
-    def __init__(self, bindir: Path) -> None:
-        import os
-        import socket
-        import tempfile
-
-        self.bindir = bindir
-        self.root = Path(tempfile.mkdtemp(prefix="atomic-pg-"))
-        self.root.chmod(0o755)
-        self.data = self.root / "data"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.as_user: list[str] = []
-        if os.geteuid() == 0:
-            import shutil
-
-            self.as_user = ["runuser", "-u", "postgres", "--"]
-            shutil.chown(self.root, "postgres", "postgres")
-
-    def _run(self, *args: str) -> None:
-        import subprocess
-
-        done = subprocess.run([*self.as_user, *args], capture_output=True, text=True, timeout=120, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(args)} failed: {done.stdout}\n{done.stderr}")
-
-    def start(self) -> Postgres:
-        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "atomic", "--auth=trust", "-E", "UTF8")
-        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(
-            str(self.bindir / "pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.root / "log"),
-            "-w",
-            "start",
-        )
-        return self
-
-    def url(self, database: str = "atomic_workflows") -> str:
-        return f"postgresql://atomic@127.0.0.1:{self.port}/{database}"
-
-    def stop(self) -> None:
-        import shutil
-
-        try:
-            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
 
 
 # --- SIGKILL mid stage 2, then recovery (SQLite and PostgreSQL) ---

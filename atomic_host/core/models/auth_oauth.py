@@ -160,6 +160,7 @@ def _with_auth(flow: Any, record: Mapping[str, Any], model: dict[str, Any], cont
     dynamic = getattr(flow, "context_headers", None)
     opts.headers = {**options.headers, **(auth.get("headers") or {}), **(dynamic(context) if dynamic else {})}
     if auth.get("baseUrl"):
+        secrets.register_url(auth["baseUrl"], f"baseUrl:{model.get('provider', '')}")
         model = {**model, "baseUrl": auth["baseUrl"]}
     return model, opts
 

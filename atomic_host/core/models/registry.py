@@ -15,7 +15,8 @@ a keyless server under another id in models.json still needs a dummy ``"apiKey"`
 
 Every credential the registry learns is registered with :mod:`atomic_host.kit.secrets` so the host
 masks it in everything it writes: at load (env vars, auth.json keys and OAuth tokens, models.json
-``apiKey``/``headers`` literals and ``$VAR`` values) and when a ``!command`` runs at request time.
+``apiKey``/``headers`` literals and ``$VAR`` values, the credentials in every ``baseUrl``) and when a
+``!command`` runs at request time.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from atomic_host.core.models.models_json import (
     normalize_model,
     upsert,
 )
-from atomic_host.kit import secrets
+from atomic_host.kit import secrets, tool_env
 from atomic_host.kit.copies import json_copy
 
 CREDENTIAL_ENV_SUFFIXES = ("_API_KEY", "_TOKEN")
@@ -54,7 +55,10 @@ def credential_env_names(env: Mapping[str, str]) -> list[str]:
 
 
 def register_env_credentials(env: Mapping[str, str], names: Any) -> None:
-    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name."""
+    """Register the values of the env vars ``names`` (unset/empty ones are skipped), labelled by name,
+    and the names as credential variables (left out of tool environments: :mod:`atomic_host.kit.tool_env`)."""
+    names = list(names)
+    tool_env.declare(names)
     for name in names:
         secrets.register(env.get(name), name)
 
@@ -164,6 +168,9 @@ class ModelRegistry:
         for entry in self._providers.values():
             register_env_credentials(self.env, [*entry.info.env_keys, *entry.info.secret_env])
         register_auth_records(self._auth, self.env)
+        for pid, entry in self._providers.items():
+            for url in {entry.info.base_url, *(m.get("baseUrl") for m in entry.models)}:
+                secrets.register_url(url, f"baseUrl:{pid}")
         for pid, cfg in configs.items():
             if cfg.api_key:
                 self._register_config_value(cfg.api_key, f"models.json:{pid}")
@@ -464,7 +471,7 @@ class ModelRegistry:
             module, _, name = str(impl.stream).partition(":")
             try:
                 fn = getattr(importlib.import_module(module), name)
-            except (ImportError, AttributeError) as exc:
+            except BaseException as exc:  # a provider module is plugin code: even its sys.exit() is its error
                 self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
         if fn is not None and any(e.oauth is not None for e in self._providers.values()):
             from atomic_host.core.models.auth_oauth import oauth_stream

@@ -6,7 +6,9 @@ Submodules: ``messages``, ``model``, ``commands``, ``responses``, ``events``, ``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from atomic_host.contract.lazy_exports import lazy_exports
 
 _LAZY = {
     "COMMANDS": "atomic_host.core.protocol.commands",
@@ -27,24 +29,7 @@ _LAZY = {
     "dumps_schema": "atomic_host.core.protocol.schema",
 }
 
-__all__ = [
-    "COMMANDS",
-    "EVENTS",
-    "RESPONSE_DATA",
-    "AgentMessage",
-    "Command",
-    "CommandError",
-    "Event",
-    "Model",
-    "OutputError",
-    "OutputRecord",
-    "Response",
-    "dumps_schema",
-    "parse_command",
-    "protocol_schema",
-    "validate_output_line",
-    "write_schema",
-]
+__all__ = list(_LAZY)
 
 if TYPE_CHECKING:
     from atomic_host.core.protocol.commands import COMMANDS, Command
@@ -55,11 +40,4 @@ if TYPE_CHECKING:
     from atomic_host.core.protocol.schema import dumps_schema, protocol_schema, write_schema
     from atomic_host.core.protocol.validate import CommandError, parse_command
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atomic_host.core.protocol' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

@@ -4,11 +4,11 @@ Events carry no ``id`` except ``bash_execution_update`` (the originating bash re
 Clients ignore unknown event types; the validator does not, so the host's output stays honest.
 """
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.core.protocol._base import JsonScalar, WireModel
 from atomic_host.core.protocol.commands import ThinkingLevel
 from atomic_host.core.protocol.messages import AgentMessage, ToolCall, ToolResultMessage, Usage, UserBlock
@@ -391,8 +391,8 @@ def validate_output_line(obj: Any) -> None:
     """
     if isinstance(obj, str | bytes):
         try:
-            obj = json.loads(obj)
-        except ValueError as exc:
+            obj = loads_strict(obj if isinstance(obj, str) else obj.decode())
+        except ValueError as exc:  # NaN / Infinity too: the output is strict JSON
             raise OutputError(f"not JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise OutputError(f"output record is not an object: {obj!r:.200}")

@@ -1,7 +1,8 @@
 """Responses and the typed ``data`` of each command's success response.
 
 ``RESPONSE_DATA`` says, per command, what ``data`` must be: absent, a model (maybe nullable or
-optional), or anything. ``validate_output_line`` in ``events`` uses it.
+optional), or anything; it is derived from the commands' declarations (``declarations.py``), which
+name these models. ``validate_output_line`` in ``events`` uses it.
 """
 
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from atomic_host.core.protocol._base import JsonScalar, WireModel
-from atomic_host.core.protocol.commands import ThinkingLevel
+from atomic_host.core.protocol.declarations import ANY, DECLARATIONS, Declaration, ThinkingLevel
 from atomic_host.core.protocol.messages import AgentMessage, Usage
 from atomic_host.core.protocol.model import Model
 
@@ -468,63 +469,13 @@ class DataSpec:
     any_data: bool = False
 
 
-_NONE = DataSpec()
-_ANY = DataSpec(any_data=True)
+def _data_spec(decl: Declaration) -> DataSpec:
+    if decl.data is None:
+        return DataSpec()
+    if decl.data == ANY:
+        return DataSpec(any_data=True)
+    return DataSpec(globals()[decl.data], nullable=decl.nullable, optional=decl.optional)
 
-RESPONSE_DATA: dict[str, DataSpec] = {
-    "prompt": DataSpec(PromptAck),
-    "steer": DataSpec(PromptAck),
-    "follow_up": DataSpec(PromptAck),
-    "abort": _NONE,
-    "clear_queue": DataSpec(QueueTexts),
-    "pause_queued_messages": _NONE,
-    "resume_queued_messages": DataSpec(QueueRelease),
-    "new_session": DataSpec(CancelledData),
-    "delete_session": _NONE,
-    "switch_session": DataSpec(CancelledData),
-    "import_session": DataSpec(CancelledData),
-    "start_pending_recovery": DataSpec(RecoveryReport),
-    "fork": DataSpec(ForkData),
-    "clone": DataSpec(CancelledData),
-    "get_fork_messages": DataSpec(ForkMessagesData),
-    "get_entries": DataSpec(EntriesData),
-    "get_tree": DataSpec(TreeData),
-    "navigate_tree": DataSpec(NavigateTreeData),
-    "set_label": _NONE,
-    "set_session_name": _NONE,
-    "get_last_assistant_text": DataSpec(LastAssistantText),
-    "get_session_stats": DataSpec(SessionStatsData),
-    "export_html": DataSpec(ExportHtmlData),
-    "get_session_summary": DataSpec(SessionSummaryData),
-    "list_sessions": DataSpec(SessionsData),
-    "get_state": DataSpec(StateData),
-    "get_messages": DataSpec(MessagesData),
-    "set_model": DataSpec(Model),
-    "cycle_model": DataSpec(CycleModelData, nullable=True),
-    "get_available_models": DataSpec(AvailableModelsData),
-    "refresh_models": DataSpec(AvailableModelsData),
-    "login_provider": _ANY,
-    "save_provider_credential": DataSpec(AvailableModelsData),
-    "cancel_login_provider": _NONE,
-    "logout_provider": DataSpec(LogoutProviderData),
-    "set_thinking_level": DataSpec(ThinkingAck, optional=True),
-    "cycle_thinking_level": DataSpec(ThinkingLevelData, nullable=True),
-    "get_available_thinking_levels": DataSpec(ThinkingLevelsData),
-    "set_steering_mode": _NONE,
-    "set_follow_up_mode": _NONE,
-    "compact": DataSpec(CompactionResult),
-    "abort_compaction": _NONE,
-    "set_auto_compaction": _NONE,
-    "set_auto_retry": _NONE,
-    "abort_retry": _NONE,
-    "bash": DataSpec(BashResultData),
-    "user_bash": DataSpec(BashResultData),
-    "abort_bash": _NONE,
-    "get_tools": DataSpec(ToolsReport),
-    "get_commands": DataSpec(CommandsData),
-    "get_command_completions": DataSpec(CompletionsData),
-    "list_workflow_runs": DataSpec(WorkflowRunsData),
-    "get_workflow_run_summary": DataSpec(WorkflowRunDetail),
-    "extension_ui_response": _ANY,
-}
-"""Command ``type`` → the contract for its success ``data``."""
+
+RESPONSE_DATA: dict[str, DataSpec] = {name: _data_spec(decl) for name, decl in DECLARATIONS.items()}
+"""Command ``type`` → the contract for its success ``data`` (from its declaration)."""

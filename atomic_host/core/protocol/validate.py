@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from atomic_host.core.protocol.commands import COMMANDS, CommandBase
+from atomic_host.core.protocol.declarations import DECLARATIONS
 
 _EXPECTED = {
     "string_type": "string",
@@ -22,7 +23,7 @@ _EXPECTED = {
 }
 
 # Commands whose only fields are ``type`` and ``id``: no validator needed (get_state is hot).
-_BARE = frozenset(name for name, cls in COMMANDS.items() if set(cls.model_fields) == {"type", "id"})
+_BARE = frozenset(name for name, decl in DECLARATIONS.items() if decl.bare)
 _TEXT = frozenset({"prompt", "steer", "follow_up"})
 """Commands a client mostly sends as just ``type``, ``id`` and a ``message`` string: such a one is
 valid as it is (its other fields are optional), so it is built without the validator (~20 µs of

@@ -65,16 +65,17 @@ if TYPE_CHECKING:
     from atomic_host.kit.sessions.tree import Session
     from atomic_host.runtime import Runtime
 
-ASK_TOOLS = ("bash", "write", "edit")
-"""Tools that ask the client before they run (settings ``acp.askTools`` replaces the list)."""
+EDIT_TOOLS = ("edit", "write")
+"""What ``accept_edits`` runs without asking (besides the read-only tools)."""
 
 MODES = {
-    "default": ("Ask", "Ask before running commands and changing files"),
-    "accept_edits": ("Accept edits", "Change files without asking; ask before running commands"),
-    "read_only": ("Read only", "Refuse commands and file changes without asking"),
+    "default": ("Ask", "Ask before every tool that is not read-only (commands, file changes, MCP tools)"),
+    "accept_edits": ("Accept edits", "Change files without asking; ask before the other tools that are not read-only"),
+    "read_only": ("Read only", "Run only read-only tools; refuse the others without asking"),
     "allow_all": ("Allow all", "Run every tool without asking"),
 }
-"""Session modes: how the permission gate treats the ask tools."""
+"""Session modes: how the permission gate treats a tool that is not known to be read-only
+(``Tool.read_only``: the read-only built-ins, MCP tools their server marks ``readOnlyHint``)."""
 
 REJECTED = "The user rejected this tool call"
 EXTENSIONS = {
@@ -224,12 +225,9 @@ class AcpFrontend:
         rt.plugins.waiting_on_user = lambda: bool(self.asking) or bool(rt.ui.pending)
         self.updates.start(self.conn)
 
-    @property
-    def ask_tools(self) -> set[str]:
-        names = self.rt.settings.get("acp.askTools")
-        if isinstance(names, list):
-            return {n for n in names if isinstance(n, str)}
-        return set(ASK_TOOLS)
+    def _names(self, setting: str) -> set[str]:
+        names = self.rt.settings.get(setting)
+        return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
     def _active(self) -> AcpSession | None:
         agent = self.rt.session
@@ -302,15 +300,23 @@ class AcpFrontend:
         elif kind in ("model_changed", "thinking_level_changed"):
             send(sid, ConfigOptionUpdate(session_update="config_option_update", config_options=self._config(state)))
 
-    def _policy(self, state: AcpSession, tool: str) -> str:
-        """allow | ask | reject, for one tool in ``state``'s mode."""
-        if tool not in self.ask_tools or state.mode == "allow_all":
+    def _policy(self, state: AcpSession, name: str) -> str:
+        """allow | ask | reject, for one tool in ``state``'s mode. What is known to be read-only
+        runs (unless ``acp.askTools`` names it); anything else — an unknown name included — is
+        refused in ``read_only`` and asked about in ``default`` and ``accept_edits`` (where edits
+        run), unless the user allowed it always or ``acp.allowTools`` names it."""
+        if state.mode == "allow_all":
+            return "allow"
+        tool = self.rt.tools.get(name)
+        if tool is not None and tool.read_only and name not in self._names("acp.askTools"):
             return "allow"
         if state.mode == "read_only":
             return "reject"
-        if state.mode == "accept_edits" and tool in ("edit", "write"):
+        if state.mode == "accept_edits" and name in EDIT_TOOLS:
             return "allow"
-        return "allow" if tool in state.allowed else "ask"
+        if name in state.allowed or name in self._names("acp.allowTools"):
+            return "allow"
+        return "ask"
 
     def _tool_start(self, state: AcpSession, event: dict[str, Any]) -> None:
         call_id, name = str(event.get("toolCallId")), str(event.get("toolName"))

@@ -65,6 +65,7 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
     try:
         if operations is None:
             from atomic_host.kit.shell import run_shell  # import-time cost: only once a command runs
+            from atomic_host.kit.tool_env import pass_through
 
             result = await run_shell(
                 full_command,
@@ -73,6 +74,7 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
                 signal=signal,
                 session_id=agent.session.id,
                 shell=rt.settings.str("shellPath") or "bash",
+                keep_env=pass_through(rt.settings.get("shellEnv")),
                 temp_dir=agent.temp_dir,
             )
         else:

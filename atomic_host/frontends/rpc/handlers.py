@@ -1,8 +1,9 @@
-"""The RPC command handlers, each declared once with ``@command`` (``frontends/rpc/table.py``): the
-handler's name gives the command ``type``, the decorator its lane, its parameters what it takes
-(nothing, or the command validated against its protocol model). A handler returns the response
-``data`` (or ``NO_DATA``); raising gives ``success:false``. Navigation between sessions is the
-engine's (``engine/navigation.py``), so every frontend fires the same session hooks."""
+"""The RPC command handlers: ``on_<type>`` answers the command declared in
+``core/protocol/declarations.py`` (which gives its lane and fields); its parameters say what it
+takes (nothing, or the command validated against its protocol model: ``frontends/rpc/table.py``).
+A handler returns the response ``data`` (or ``NO_DATA``); raising gives ``success:false``.
+Navigation between sessions is the engine's (``engine/navigation.py``), so every frontend fires the
+same session hooks."""
 
 from __future__ import annotations
 
@@ -11,39 +12,40 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.retry import model_ref
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
-from atomic_host.frontends.rpc.table import Cmd, CommandTable, command
+from atomic_host.frontends.rpc.table import Cmd, CommandTable
+from atomic_host.plugins.faults import fault_report
 
 if TYPE_CHECKING:
-    from atomic_host.core.protocol.commands import (
-        AbortBashCommand,
-        BashCommand,
-        CompactCommand,
-        CycleModelCommand,
-        DeleteSessionCommand,
-        ExportHtmlCommand,
-        ExtensionUiResponseCommand,
-        FollowUpCommand,
-        ForkCommand,
-        GetCommandCompletionsCommand,
-        GetEntriesCommand,
-        GetWorkflowRunSummaryCommand,
-        ImportSessionCommand,
-        ListWorkflowRunsCommand,
-        NavigateTreeCommand,
-        NewSessionCommand,
-        PromptCommand,
-        SetAutoCompactionCommand,
-        SetAutoRetryCommand,
-        SetFollowUpModeCommand,
-        SetLabelCommand,
-        SetModelCommand,
-        SetSessionNameCommand,
-        SetSteeringModeCommand,
-        SetThinkingLevelCommand,
-        StartPendingRecoveryCommand,
-        SteerCommand,
-        SwitchSessionCommand,
-        UserBashCommand,
+    from atomic_host.core.protocol.declarations import (
+        AbortBash,
+        Bash,
+        Compact,
+        CycleModel,
+        DeleteSession,
+        ExportHtml,
+        ExtensionUiResponse,
+        FollowUp,
+        Fork,
+        GetCommandCompletions,
+        GetEntries,
+        GetWorkflowRunSummary,
+        ImportSession,
+        ListWorkflowRuns,
+        NavigateTree,
+        NewSession,
+        Prompt,
+        SetAutoCompaction,
+        SetAutoRetry,
+        SetFollowUpMode,
+        SetLabel,
+        SetModel,
+        SetSessionName,
+        SetSteeringMode,
+        SetThinkingLevel,
+        StartPendingRecovery,
+        Steer,
+        SwitchSession,
+        UserBash,
     )
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.runtime import Runtime
@@ -65,96 +67,79 @@ class Handlers:
 
     # --- prompting and queues ---
 
-    @command()
-    async def on_prompt(self, cmd: PromptCommand, sent: Cmd) -> Any:
+    async def on_prompt(self, cmd: Prompt, sent: Cmd) -> Any:
         # images as sent: they are stored and echoed verbatim
         disposition = await self.agent.prompt(cmd.message, sent.get("images"), cmd.streaming_behavior)
         return {"disposition": disposition}
 
-    @command()
-    async def on_steer(self, cmd: SteerCommand, sent: Cmd) -> Any:
+    async def on_steer(self, cmd: Steer, sent: Cmd) -> Any:
         return {"disposition": await self.agent.queue_message("steer", cmd.message, sent.get("images"))}
 
-    @command()
-    async def on_follow_up(self, cmd: FollowUpCommand, sent: Cmd) -> Any:
+    async def on_follow_up(self, cmd: FollowUp, sent: Cmd) -> Any:
         return {"disposition": await self.agent.queue_message("followUp", cmd.message, sent.get("images"))}
 
-    @command(lane="concurrent")
     async def on_abort(self) -> Any:
+        self.rt.ui.cancel_all()  # open dialogs resolve with their default (semantics §1)
         await self.agent.abort()
         return NO_DATA
 
-    @command(lane="concurrent")
     async def on_abort_retry(self) -> Any:
         self.agent.abort_retry()
         return NO_DATA
 
-    @command(lane="concurrent")
     async def on_clear_queue(self) -> Any:
-        return self.agent.clear_queue()
+        return self.agent.queues.clear()
 
-    @command(lane="concurrent")
     async def on_pause_queued_messages(self) -> Any:
         self.agent.queues.paused = True
         return NO_DATA
 
-    @command(lane="concurrent")
     async def on_resume_queued_messages(self) -> Any:
-        return {"released": self.agent.resume_queue()}
+        return {"released": self.agent.queues.resume()}
 
-    @command()
-    async def on_set_steering_mode(self, cmd: SetSteeringModeCommand) -> Any:
+    async def on_set_steering_mode(self, cmd: SetSteeringMode) -> Any:
         self.agent.queues.steering_mode = cmd.mode
         self.rt.settings.save_global("steeringMode", cmd.mode)
         return NO_DATA
 
-    @command()
-    async def on_set_follow_up_mode(self, cmd: SetFollowUpModeCommand) -> Any:
+    async def on_set_follow_up_mode(self, cmd: SetFollowUpMode) -> Any:
         self.agent.queues.follow_up_mode = cmd.mode
         self.rt.settings.save_global("followUpMode", cmd.mode)
         return NO_DATA
 
-    @command()
-    async def on_set_auto_retry(self, cmd: SetAutoRetryCommand) -> Any:
-        self.agent.auto_retry = bool(cmd.enabled)
-        self.rt.settings.save_global("retry.enabled", self.agent.auto_retry)
+    async def on_set_auto_retry(self, cmd: SetAutoRetry) -> Any:
+        self.agent.active.auto_retry = bool(cmd.enabled)
+        self.rt.settings.save_global("retry.enabled", self.agent.active.auto_retry)
         return NO_DATA
 
-    @command()
-    async def on_compact(self, _cmd: CompactCommand) -> Any:
-        from atomic_host.engine.compaction import manual_compact
+    async def on_compact(self, _cmd: Compact) -> Any:
+        runner = self.agent.runner
+        return await runner.compactor.manual(runner)
 
-        return await manual_compact(self.agent)
-
-    @command(lane="concurrent")
     async def on_abort_compaction(self) -> Any:
-        from atomic_host.engine.compaction import abort_compaction
-
-        abort_compaction(self.agent)
+        self.agent.runner.abort_compaction()
         return NO_DATA
 
-    @command()
-    async def on_set_auto_compaction(self, cmd: SetAutoCompactionCommand) -> Any:
-        self.agent.auto_compaction = bool(cmd.enabled)
-        self.rt.settings.save_global("compaction.enabled", self.agent.auto_compaction)
+    async def on_set_auto_compaction(self, cmd: SetAutoCompaction) -> Any:
+        self.agent.active.auto_compaction = bool(cmd.enabled)
+        self.rt.settings.save_global("compaction.enabled", self.agent.active.auto_compaction)
         return NO_DATA
 
     # --- state ---
 
-    @command()
     async def on_get_state(self) -> Any:
         a = self.agent
         data: dict[str, Any] = {
             "model": a.model,
             "thinkingLevel": a.thinking_level,
             "isStreaming": a.is_streaming,
-            "isCompacting": a.compaction_job is not None and not a.compaction_job.task.done(),
+            "isCompacting": a.is_compacting,
             "steeringMode": a.queues.steering_mode,
             "followUpMode": a.queues.follow_up_mode,
             "sessionId": a.session.id,
-            "autoCompactionEnabled": a.auto_compaction,
+            "autoCompactionEnabled": a.active.auto_compaction,
             "messageCount": a.message_count,
-            "pendingMessageCount": len(a.steering) + len(a.follow_up),
+            "pendingMessageCount": len(a.queues.steering) + len(a.queues.follow_up),
             "queuedMessagesPaused": a.queues.paused,
         }
         if a.session.location:
@@ -164,16 +149,15 @@ class Handlers:
         if a.model_fallback_message:
             data["modelFallbackMessage"] = a.model_fallback_message
             data["modelFallbackReason"] = "default_model_unavailable"
-        if a.retry.fallback_from is not None:  # a fallback model answers until the next prompt
+        fallback_from = a.runner.retry.fallback_from
+        if fallback_from is not None:  # a fallback model answers until the next prompt
             data["fallbackActive"] = True
-            data["userModel"] = model_ref(a.retry.fallback_from[0])
+            data["userModel"] = model_ref(fallback_from[0])
         return data
 
-    @command()
     async def on_get_messages(self) -> Any:
         return {"messages": self.agent.messages}
 
-    @command()
     async def on_get_last_assistant_text(self) -> Any:
         from atomic_host.kit.messages import message_text
 
@@ -186,19 +170,16 @@ class Handlers:
             return {"text": text or None}
         return {"text": None}
 
-    @command()
     async def on_get_session_stats(self) -> Any:
         from atomic_host.session.stats import session_stats
 
         return session_stats(self.agent)
 
-    @command()
     async def on_get_tools(self) -> Any:
         from atomic_host.plugins.selection import report
 
         return report(self.rt)
 
-    @command()
     async def on_get_commands(self) -> Any:
         order = {"extension": 0, "prompt": 1, "skill": 2}
         commands = []
@@ -213,8 +194,7 @@ class Handlers:
             commands.append(item)
         return {"commands": commands}
 
-    @command()
-    async def on_get_command_completions(self, cmd: GetCommandCompletionsCommand) -> Any:
+    async def on_get_command_completions(self, cmd: GetCommandCompletions) -> Any:
         from atomic_host.contract.tools import resolve
 
         command = self.rt.commands.get(cmd.command_name.lstrip("/"))
@@ -222,8 +202,11 @@ class Handlers:
             return {"completions": None}
         try:
             return {"completions": resolve(command.completions)(cmd.argument_prefix)}
-        except Exception as exc:
-            self.rt.extension_error(command.path or command.plugin, "get_command_completions", str(exc))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+            roots = self.rt.plugins.roots(self.rt.plugins.records.get(command.plugin))
+            self.rt.extension_error(command.path or command.plugin, "get_command_completions", fault_report(exc, roots))
             return {"completions": None}
 
     # --- models and thinking ---
@@ -238,24 +221,19 @@ class Handlers:
             "providerAuthStatuses": reg.provider_auth_statuses(),
         }
 
-    @command()
     async def on_get_available_models(self) -> Any:
         return self._models_data()
 
-    @command(lane="concurrent")
     async def on_refresh_models(self) -> Any:
         self.rt.models.reload()
         return self._models_data()
 
-    @command()
-    async def on_set_model(self, cmd: SetModelCommand) -> Any:
+    async def on_set_model(self, cmd: SetModel) -> Any:
         return self.agent.set_model(cmd.provider, cmd.model_id, persist=bool(cmd.persist))
 
-    @command()
-    async def on_cycle_model(self, cmd: CycleModelCommand) -> Any:
+    async def on_cycle_model(self, cmd: CycleModel) -> Any:
         return self.agent.cycle_model(cmd.direction, bool(cmd.persist))
 
-    @command(raw=True)
     async def on_logout_provider(self, cmd: Cmd) -> Any:
         data = await self._logins().logout(cmd)
         return {
@@ -275,28 +253,22 @@ class Handlers:
 
     # A login lasts as long as the user takes in the browser and touches no session state: on the
     # ordinary lane it would hold every command sent meanwhile (upstream Atomic moved it too).
-    @command(lane="concurrent", raw=True)
     async def on_login_provider(self, cmd: Cmd) -> Any:
         return await self._logins().login(cmd)
 
-    @command(lane="concurrent", raw=True)
     async def on_cancel_login_provider(self, cmd: Cmd) -> Any:
         self._logins().cancel(cmd)
         return NO_DATA
 
-    @command(raw=True)
     async def on_save_provider_credential(self, cmd: Cmd) -> Any:
         return self._logins().save(cmd)
 
-    @command()
-    async def on_set_thinking_level(self, cmd: SetThinkingLevelCommand) -> Any:
+    async def on_set_thinking_level(self, cmd: SetThinkingLevel) -> Any:
         return self.agent.set_thinking_level(cmd.level, persist=bool(cmd.persist))
 
-    @command()
     async def on_cycle_thinking_level(self) -> Any:
         return self.agent.cycle_thinking_level()
 
-    @command()
     async def on_get_available_thinking_levels(self) -> Any:
         from atomic_host.core.models.thinking import supported_levels
 
@@ -305,20 +277,17 @@ class Handlers:
 
     # --- direct bash ---
 
-    @command(lane="concurrent")
-    async def on_bash(self, _cmd: BashCommand, sent: Cmd) -> Any:
+    async def on_bash(self, _cmd: Bash, sent: Cmd) -> Any:
         from atomic_host.frontends.rpc.bash import run_bash_command
 
         return await run_bash_command(self.rt, sent)
 
-    @command(lane="concurrent")
-    async def on_user_bash(self, _cmd: UserBashCommand, sent: Cmd) -> Any:
+    async def on_user_bash(self, _cmd: UserBash, sent: Cmd) -> Any:
         from atomic_host.frontends.rpc.bash import run_bash_command
 
         return await run_bash_command(self.rt, sent)
 
-    @command(lane="concurrent")
-    async def on_abort_bash(self, cmd: AbortBashCommand) -> Any:
+    async def on_abort_bash(self, cmd: AbortBash) -> Any:
         from atomic_host.frontends.rpc.bash import abort_bash
 
         abort_bash(self.rt, cmd.request_id)
@@ -326,8 +295,7 @@ class Handlers:
 
     # --- extension UI ---
 
-    @command(lane="concurrent")
-    async def on_extension_ui_response(self, _cmd: ExtensionUiResponseCommand, sent: Cmd) -> Any:
+    async def on_extension_ui_response(self, _cmd: ExtensionUiResponse, sent: Cmd) -> Any:
         self.rt.ui.resolve(sent)  # unknown or late ids are dropped silently (semantics §1)
         return NO_RESPONSE
 
@@ -335,15 +303,13 @@ class Handlers:
     # engine.navigation (with branch summaries) is imported by the first navigation command, or
     # before it by the warm-up thread (frontends/rpc/main.py): the first get_state does not need it.
 
-    @command()
-    async def on_new_session(self, cmd: NewSessionCommand) -> Any:
+    async def on_new_session(self, cmd: NewSession) -> Any:
         from atomic_host.engine import navigation
 
         started = await navigation.new_session(self.rt, parent_session=cmd.parent_session)
         return {"cancelled": not started}
 
-    @command()
-    async def on_switch_session(self, cmd: SwitchSessionCommand) -> Any:
+    async def on_switch_session(self, cmd: SwitchSession) -> Any:
         from atomic_host.engine import navigation
 
         session = await navigation.open_session(
@@ -352,15 +318,13 @@ class Handlers:
         switched = await navigation.switch_session(self.rt, session, cwd=cmd.cwd_override)
         return {"cancelled": not switched}
 
-    @command()
-    async def on_import_session(self, cmd: ImportSessionCommand) -> Any:
+    async def on_import_session(self, cmd: ImportSession) -> Any:
         from atomic_host.engine import navigation
 
         imported = await navigation.import_session(self.rt, cmd.input_path, cwd=cmd.cwd_override)
         return {"cancelled": not imported}
 
-    @command()
-    async def on_delete_session(self, cmd: DeleteSessionCommand) -> Any:
+    async def on_delete_session(self, cmd: DeleteSession) -> Any:
         target = cmd.session_id or cmd.id
         if not target or not isinstance(target, str):
             raise CommandFailed("delete_session requires sessionId")
@@ -372,32 +336,27 @@ class Handlers:
             raise CommandFailed(str(exc)) from None
         return NO_DATA
 
-    @command()
     async def on_list_sessions(self) -> Any:
         return {"sessions": await asyncio.to_thread(self.rt.store.list, self.rt.cwd)}
 
-    @command()
-    async def on_fork(self, cmd: ForkCommand) -> Any:
+    async def on_fork(self, cmd: Fork) -> Any:
         from atomic_host.engine import navigation
 
         forked = await navigation.fork(self.rt, cmd.entry_id)
         return {"text": forked.text, "cancelled": forked.cancelled}
 
-    @command()
     async def on_clone(self) -> Any:
         from atomic_host.engine import navigation
 
         return {"cancelled": not await navigation.clone(self.rt)}
 
-    @command()
     async def on_get_fork_messages(self) -> Any:
         from atomic_host.kit.sessions.tree import ForkMessages
 
         # the view's own list, not copies: it is only encoded (a session view, kept up to date)
         return {"messages": self.agent.session.view(ForkMessages).items}
 
-    @command()
-    async def on_get_entries(self, cmd: GetEntriesCommand) -> Any:
+    async def on_get_entries(self, cmd: GetEntries) -> Any:
         session = self.agent.session
         since = cmd.since
         if since is None:
@@ -414,7 +373,6 @@ class Handlers:
             raise CommandFailed(f"Entry not found: {since}") from None
         return {"entries": entries, "leafId": session.leaf_id}
 
-    @command()
     async def on_get_tree(self) -> Any:
         from atomic_host.session.tree import cached_tree, tree_json_snapshot
 
@@ -424,18 +382,15 @@ class Handlers:
             tree = await asyncio.to_thread(tree_json_snapshot(session))
         return {"tree": tree, "leafId": leaf_id}
 
-    @command()
-    async def on_set_session_name(self, cmd: SetSessionNameCommand) -> Any:
+    async def on_set_session_name(self, cmd: SetSessionName) -> Any:
         self.agent.set_session_name(cmd.name)
         return NO_DATA
 
-    @command()
-    async def on_set_label(self, cmd: SetLabelCommand) -> Any:
+    async def on_set_label(self, cmd: SetLabel) -> Any:
         self.agent.set_label(cmd.entry_id, cmd.label)
         return NO_DATA
 
-    @command()
-    async def on_navigate_tree(self, cmd: NavigateTreeCommand) -> Any:
+    async def on_navigate_tree(self, cmd: NavigateTree) -> Any:
         from atomic_host.engine import navigation
 
         options = cmd.options
@@ -454,18 +409,13 @@ class Handlers:
             data["editorText"] = move.editor_text
         return data
 
-    @command()
     async def on_get_session_summary(self) -> Any:
         return {"summary": self.agent.session.summary()}
 
-    @command()
-    async def on_start_pending_recovery(self, cmd: StartPendingRecoveryCommand) -> Any:
-        from atomic_host.engine.recovery import recover
+    async def on_start_pending_recovery(self, cmd: StartPendingRecovery) -> Any:
+        return await self.agent.recovery.recover(cmd.reason)
 
-        return await recover(self.agent, cmd.reason)
-
-    @command()
-    async def on_export_html(self, cmd: ExportHtmlCommand) -> Any:
+    async def on_export_html(self, cmd: ExportHtml) -> Any:
         from atomic_host.session.export import export_session
 
         session = self.agent.session
@@ -479,15 +429,13 @@ class Handlers:
 
     # --- workflows (the engine is the service the built-in workflows plugin offers) ---
 
-    @command()
-    async def on_list_workflow_runs(self, cmd: ListWorkflowRunsCommand) -> Any:
+    async def on_list_workflow_runs(self, cmd: ListWorkflowRuns) -> Any:
         engine = self.rt.services.get("workflows")
         if engine is None:
             return {"runs": []}
         return {"runs": await engine.list_runs(cmd.status)}
 
-    @command()
-    async def on_get_workflow_run_summary(self, cmd: GetWorkflowRunSummaryCommand) -> Any:
+    async def on_get_workflow_run_summary(self, cmd: GetWorkflowRunSummary) -> Any:
         run_id = str(cmd.run_id)
         if len(run_id) != 36:
             raise CommandFailed(f'Run id must be a full 36-character UUID; got "{run_id}" ({len(run_id)} chars).')

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host.core.jsonfast import RawJSON, dumpb, dumps, spliced_parts  # dumps: re-exported, the writer's encoder
+from atomic_host.core.protocol.declarations import DECLARATIONS
 from atomic_host.kit import secrets
 from atomic_host.kit.log import log
 
@@ -434,5 +435,5 @@ def write_failure(exc: OSError) -> tuple[int, str]:
     return code, f"{what}: the client is gone; exiting" if code == 141 else f"{what}; exiting"
 
 
-_NULL_DATA_COMMANDS = frozenset({"cycle_model", "cycle_thinking_level"})
+_NULL_DATA_COMMANDS = frozenset(name for name, decl in DECLARATIONS.items() if decl.nullable)
 """The only commands whose response carries ``data: null`` instead of omitting it."""

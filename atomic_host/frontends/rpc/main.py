@@ -13,6 +13,7 @@ from typing import Any
 
 from atomic_host.core.options import Options
 from atomic_host.kit.log import log
+from atomic_host.plugins.faults import host_exit
 
 
 def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
@@ -87,7 +88,8 @@ async def serve(opts: Options, collecting: bool) -> int:
         from atomic_host.runtime import Runtime
 
         out = Output(fd=claim_stdout())
-        rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
+        ui = RpcUI(out, has_ui=opts.mode == "rpc")
+        rt = Runtime(opts, out, ui)
         try:
             await rt.start()
         except Exception as exc:
@@ -97,6 +99,7 @@ async def serve(opts: Options, collecting: bool) -> int:
         _startup_done(collecting)
 
     async def on_eof() -> None:
+        ui.close()  # nobody is left to answer a dialog: an extension waiting on one goes on at once
         # Bash requests are owned by frontends/rpc/bash.py; if no command ever imported it, none
         # ran and there is nothing to cancel (the import would be the only work done here).
         bash = sys.modules.get("atomic_host.frontends.rpc.bash")
@@ -178,5 +181,5 @@ def run_to_exit(main: Any) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     if code in (129, 130, 141, 143):
-        os._exit(code)
+        host_exit(code)
     return code

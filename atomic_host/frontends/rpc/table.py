@@ -1,67 +1,63 @@
-"""The command table: every RPC command is declared once, on its handler.
+"""The command table: each declared command (``core/protocol/declarations.py``) bound to its handler.
 
-::
+A handler is a method named ``on_<type>`` after the command it answers; its lane comes from the
+declaration, and its parameters say what it takes::
 
-    @command(lane="concurrent")
-    async def on_abort(self) -> Any: ...
+    async def on_abort(self) -> Any: ...                               # a command without fields
+    async def on_set_model(self, cmd: SetModel) -> Any: ...           # validated (the declaration names the type)
+    async def on_prompt(self, cmd: Prompt, sent: Cmd) -> Any: ...     # validated, plus the dict as sent
+    async def on_login_provider(self, cmd: Cmd) -> Any: ...           # validated, handed the dict as sent
 
-    @command()
-    async def on_set_model(self, cmd: SetModelCommand) -> Any: ...
+- ``(self)``: a command without fields (its declaration has none). It is not validated, which
+  keeps pydantic off the path of the first ``get_state``.
+- ``(self, cmd: <Declaration>)``: the command validated against its protocol model (built from the
+  declaration in ``core/protocol/commands.py``); the object has the declaration's attributes.
+- ``(self, cmd, sent: Cmd)``: the same, plus the command exactly as sent, for content the host
+  keeps verbatim (prompt images) or hands on whole (bash, UI responses).
+- ``(self, cmd: Cmd)``: validated, but the handler gets only the dict as sent.
 
-A handler is named ``on_<type>`` after the command ``type`` it answers. What it takes says what
-the command carries:
-
-- ``(self)``: a command without fields (its protocol model has only ``type`` and ``id``). It is
-  not validated, which keeps pydantic off the path of the first ``get_state``.
-- ``(self, cmd: Model)``: the command validated against its protocol model
-  (``core/protocol/commands.py``, looked up by ``type``; the annotation names it).
-- ``(self, cmd: Model, sent: Cmd)``: the same, plus the command exactly as sent, for content the
-  host keeps verbatim (prompt images) or hands on whole (bash, UI responses).
-- ``@command(raw=True)``: validated, but the handler gets only the dict as sent.
-
-``lane`` is ``ordinary`` (one at a time, in arrival order) or ``concurrent`` (at once: abort,
-bash, UI responses, …; semantics §1). :class:`CommandTable` binds a handler object's declared
-commands; the server takes its lanes from it.
+:class:`CommandTable` binds a handler object's methods and checks that every declared command has
+exactly one handler of the right shape and that no ``on_*`` method answers an undeclared command.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any
 
+from atomic_host.core.protocol.declarations import DECLARATIONS, Declaration
 from atomic_host.kit.lazy import loaded
 
 Cmd = dict[str, Any]
 """A command as decoded from its JSON line."""
 Handler = Callable[[Cmd], Awaitable[Any]]
 """What the server calls: the decoded command in, the response data out (raising → ``success:false``)."""
-Lane = Literal["ordinary", "concurrent"]
-
-_SPEC = "__atomic_command__"
 
 
 class CommandSpec:
-    """One declared command: its ``type``, lane, the shape of its handler and the model it is validated with."""
+    """One command's binding: its declaration and the shape of its handler."""
 
-    __slots__ = ("fields", "function", "lane", "model_name", "name", "raw", "sent")
+    __slots__ = ("decl", "fields", "function", "name", "raw", "sent")
 
-    def __init__(self, function: Callable[..., Awaitable[Any]], lane: Lane, raw: bool) -> None:
-        if not function.__name__.startswith("on_"):
-            raise TypeError(f"a command handler is named on_<type>: {function.__name__}")
-        if lane not in ("ordinary", "concurrent"):
-            raise ValueError(f"unknown lane {lane!r} for {function.__name__}")
+    def __init__(self, function: Callable[..., Awaitable[Any]], decl: Declaration) -> None:
         code = function.__code__
         params = code.co_varnames[: code.co_argcount]  # self, then what the handler takes
         self.function = function
-        self.name = function.__name__[3:]
-        self.lane: Lane = lane
-        self.raw = raw
+        self.decl = decl
+        self.name = decl.type
         self.fields = len(params) > 1
         """False: a command without fields, never validated."""
         self.sent = len(params) > 2
-        annotation = function.__annotations__.get(params[1]) if self.fields else None
-        self.model_name: str | None = annotation if isinstance(annotation, str) and not raw else None
-        """The protocol model the handler's ``cmd`` is annotated with (a string: annotations are postponed)."""
+        self.raw = self.fields and not self.sent and function.__annotations__.get(params[1]) == "Cmd"
+        """The handler takes the dict as sent (validated first)."""
+        if self.fields == decl.bare:
+            takes = "takes a command" if self.fields else "takes no command"
+            declared = "without fields" if decl.bare else "with fields"
+            raise TypeError(f"{function.__name__} {takes}, but {decl.type!r} is declared {declared}")
+
+    @property
+    def lane(self) -> str:
+        return self.decl.lane
 
     def bind(self, owner: object) -> Handler:
         """The server-facing handler of this command on ``owner`` (dict in, response data out)."""
@@ -95,31 +91,25 @@ async def _validate(cmd: Cmd) -> Any:
     return validate.parse_command(cmd)
 
 
-def command(*, lane: Lane = "ordinary", raw: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare the decorated ``on_<type>`` method as the handler of command ``<type>`` (module docstring)."""
-
-    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(function, _SPEC, CommandSpec(function, lane, raw))
-        return function
-
-    return mark
-
-
 def declared(cls: type) -> dict[str, CommandSpec]:
-    """The commands ``cls`` declares, by ``type``; an ``on_*`` method without ``@command`` is an error."""
+    """The handlers of ``cls``, by command ``type``: one per declared command, and nothing else."""
     specs: dict[str, CommandSpec] = {}
     for klass in reversed(cls.__mro__):
         for attr, value in vars(klass).items():
-            spec = getattr(value, _SPEC, None)
-            if spec is not None:
-                specs[spec.name] = spec
-            elif attr.startswith("on_") and callable(value):
-                raise TypeError(f"{cls.__name__}.{attr} is not declared with @command")
-    return specs
+            if not (attr.startswith("on_") and callable(value)):
+                continue
+            decl = DECLARATIONS.get(attr[3:])
+            if decl is None:
+                raise TypeError(f"{cls.__name__}.{attr} answers no declared command (core/protocol/declarations.py)")
+            specs[decl.type] = CommandSpec(value, decl)
+    missing = [name for name in DECLARATIONS if name not in specs]
+    if missing:
+        raise TypeError(f"{cls.__name__} has no handler for: {', '.join('on_' + name for name in missing)}")
+    return {name: specs[name] for name in DECLARATIONS}
 
 
 class CommandTable(Mapping[str, Handler]):
-    """The declared commands of one handler object: ``type`` → server-facing handler, plus the lanes."""
+    """The commands of one handler object: ``type`` → server-facing handler, plus the lanes."""
 
     def __init__(self, owner: object) -> None:
         self.specs = declared(type(owner))

@@ -398,26 +398,10 @@ class Session:
         """A copy of the labels: entry id → (label, the label entry's timestamp)."""
         return dict(self._labels)
 
-    def label_of(self, entry_id: str) -> str | None:
-        item = self._labels.get(entry_id)
-        return item[0] if item else None
-
     def tree(self) -> list[dict[str, Any]]:
         """Nodes ``{entry, children, label?, labelTimestamp?}``; roots: null/self parent and orphans."""
         with gc_paused():  # one node dict and list per entry, no cycles: collections would only rescan
             return build_tree(self.entries, self._labels)
-
-    def tree_snapshot(self) -> Callable[[], list[dict[str, Any]]]:
-        """A function that builds :meth:`tree` as it is now, safe to run in a thread while the
-        session goes on (it holds copies of the entry list and labels; entries are never changed
-        once appended). The host encodes it for ``get_tree`` (``atomic_host.session.tree``)."""
-        entries, labels = list(self.entries), dict(self._labels)
-
-        def build() -> list[dict[str, Any]]:
-            with gc_paused():
-                return build_tree(entries, labels)
-
-        return build
 
     def view(self, factory: Callable[[], V], upto: list[dict[str, Any]] | None = None) -> V:
         """The view ``factory`` makes, caught up with every entry (or with ``upto``: a copy of
@@ -551,14 +535,6 @@ def latest_session_summary(entries: list[dict[str, Any]]) -> dict[str, Any] | No
             return None
         if kind == "session_summary":
             return entry
-    return None
-
-
-def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
-    """Id of the newest user/assistant message entry (tool results don't count)."""
-    for entry in reversed(entries):
-        if _role(entry) in ("user", "assistant"):
-            return entry.get("id")
     return None
 
 

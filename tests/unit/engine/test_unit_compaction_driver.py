@@ -1,5 +1,6 @@
-"""engine/compaction.py in process, on a small stand-in for ``CompactionPorts``: real plugin files
-(and the built-in strategy) loaded by the real PluginHost, a real in-memory Session, no subprocess."""
+"""engine/compaction.py's Compactor in process, on a small stand-in for ``CompactionPorts``: real
+plugin files (and the built-in strategy) loaded by the real PluginHost, a real in-memory Session, no
+subprocess."""
 
 from __future__ import annotations
 
@@ -23,6 +24,15 @@ MODEL = {"provider": "stub", "id": "stub-1", "api": "stub-api", "contextWindow":
 HEADER = "from atomic_host import hookimpl\nfrom atomic_host.contract.results import *\nimport asyncio\n"
 
 
+class Idle:
+    """The run a manual compaction would abort: none is running."""
+
+    is_streaming = False
+
+    async def abort(self) -> None:
+        raise AssertionError("nothing runs")
+
+
 class Models:
     """The model registry as the driver uses it: no API implementation, so nothing streams."""
 
@@ -30,43 +40,30 @@ class Models:
         return None
 
 
-class Rt:
+class Ports:
+    """Everything ``CompactionPorts`` promises, and nothing more."""
+
     def __init__(self, tmp_path: Path, plugins: PluginHost) -> None:
         self.settings = Settings(tmp_path / "settings.json")
         self.options = None
         api = SimpleNamespace(settings=self.settings.data)  # what the built-in strategy reads of the api
         self.hooks = Dispatcher(plugins, api=api)  # type: ignore[arg-type]
-        self.models = Models()
-
-
-class Ports:
-    """Everything ``CompactionPorts`` promises, and nothing more."""
-
-    def __init__(self, rt: Rt) -> None:
-        self.rt = rt
+        self.registry = Models()
         self.session = MemoryStore().new_session("/tmp")
         self.model: dict[str, Any] | None = MODEL
         self.thinking_level = "off"
-        self.summary_task = None
         self.auto_compaction = self.auto_retry = True
-        self.compaction_job: Any = None
-        self.overflow_recovered = False
-        self.abort_signal = asyncio.Event()
-        self.is_streaming = False
         self.events: list[dict[str, Any]] = []
         self.messages: list[dict[str, Any]] = []
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.append(event)
 
-    async def abort(self) -> None:
-        pass
-
     def require_model(self) -> dict[str, Any]:
         assert self.model is not None
         return self.model
 
-    def stream_options(self) -> Any:
+    def stream_options(self, signal: Any = None) -> Any:
         raise AssertionError("no test here streams")
 
     def rebuild_context(self, restore_model: bool = True) -> None:
@@ -83,7 +80,7 @@ def _ports(tmp_path: Path, *bodies: str, builtin: bool = True, timeout_s: float 
         path = tmp_path / f"plugin_{i}.py"
         path.write_text(HEADER + textwrap.dedent(body))
         assert plugins.load_file(path).status == "loaded"
-    ports = Ports(Rt(tmp_path, plugins))
+    ports = Ports(tmp_path, plugins)
     for text in ("\n".join(f"line {n} of the first request" for n in range(30)), "second"):
         ports.session.append("message", message={"role": "user", "content": text, "timestamp": 1})
         reply = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop",
@@ -104,7 +101,7 @@ def test_a_plugin_result_wins_without_the_builtin_and_is_not_time_bounded(tmp_pa
         """,
         timeout_s=0.05,
     )
-    result = asyncio.run(compaction.manual_compact(ports))
+    result = asyncio.run(compaction.Compactor(ports).manual(Idle()))
     assert not errors
     assert (result["compactedText"], result["rung"], result["promptVersion"]) == ("[User]: short", "mine", 0)
     assert result["stats"]["linesKept"] == 1 and result["parameters"]["compression_ratio"] == 0.5
@@ -117,7 +114,7 @@ def test_a_plugin_result_wins_without_the_builtin_and_is_not_time_bounded(tmp_pa
 def test_the_builtin_without_a_model_api_reports_the_planner_failure(tmp_path: Path) -> None:
     ports, errors = _ports(tmp_path)
     with pytest.raises(HostError, match=r"^Compaction failed: No API implementation registered for stub-api$"):
-        asyncio.run(compaction.manual_compact(ports))
+        asyncio.run(compaction.Compactor(ports).manual(Idle()))
     assert not errors  # an answer, not an exception inside the plugin
     assert not [e for e in ports.session.entries if e["type"] == "compaction"]
 
@@ -145,10 +142,10 @@ def test_the_host_consults_session_before_compact_when_the_strategy_did_not(
     )
     if expected is None:
         with pytest.raises(HostError, match=r"^Compaction cancelled$"):
-            asyncio.run(compaction.manual_compact(ports))
+            asyncio.run(compaction.Compactor(ports).manual(Idle()))
         assert not [e for e in ports.session.entries if e["type"] == "compaction"]
     else:
-        result = asyncio.run(compaction.manual_compact(ports))
+        result = asyncio.run(compaction.Compactor(ports).manual(Idle()))
         assert result["compactedText"] == expected
         assert ports.session.entries[-1]["fromHook"] is True
     assert not errors
@@ -157,7 +154,7 @@ def test_the_host_consults_session_before_compact_when_the_strategy_did_not(
 def test_failure_and_nothing_to_do(tmp_path: Path) -> None:
     ports, _ = _ports(tmp_path, "@hookimpl\ndef compact(event):\n    return Failure('tiny', nothing_to_do=True)\n")
     with pytest.raises(HostError, match=r"^tiny$"):  # the bare message, as for the built-in's "too small"
-        asyncio.run(compaction.manual_compact(ports))
+        asyncio.run(compaction.Compactor(ports).manual(Idle()))
     assert ports.events[-1]["errorMessage"] == "Compaction failed: tiny"
     # automatic: a quiet end (null result, no error)
     outcome = asyncio.run(_threshold(ports))
@@ -165,12 +162,12 @@ def test_failure_and_nothing_to_do(tmp_path: Path) -> None:
 
 
 async def _threshold(ports: Ports) -> compaction.Outcome:
-    return await compaction.start(ports, "threshold").task
+    return await compaction.Compactor(ports).start("threshold").task
 
 
 def test_no_strategy_is_a_clear_error_and_automatic_compaction_skips(tmp_path: Path) -> None:
     ports, _ = _ports(tmp_path, builtin=False)
     with pytest.raises(HostError, match=r"^No compaction strategy: no plugin implements the compact hook"):
-        asyncio.run(compaction.manual_compact(ports))
+        asyncio.run(compaction.Compactor(ports).manual(Idle()))
     assert not ports.events
-    assert asyncio.run(compaction.after_run(ports)) is False and not ports.events
+    assert asyncio.run(compaction.Compactor(ports).after_run(asyncio.Event())) is False and not ports.events

@@ -53,26 +53,22 @@ class Ports:
             path = tmp_path / f"plugin_{i}.py"
             path.write_text(HEADER + textwrap.dedent(body))
             assert plugins.load_file(path).status == "loaded"
-        self.rt = SimpleNamespace(
-            settings=Settings(tmp_path / "settings.json"),
-            options=SimpleNamespace(mode="rpc"),
-            hooks=Dispatcher(plugins, api=object()),  # type: ignore[arg-type]
-            models=Models(background),
-        )
+        self.settings = Settings(tmp_path / "settings.json")
+        self.options = SimpleNamespace(mode="rpc")
+        self.hooks = Dispatcher(plugins, api=object())  # type: ignore[arg-type]
+        self.registry = Models(background)
         self.session = MemoryStore().new_session("/tmp")
         self.session.writer = Writer()  # a saved (listed) session
         for role, text in (("user", "fix it"), ("assistant", "fixed"), ("user", "thanks"), ("assistant", "ok")):
             content = [{"type": "text", "text": text}]
             self.session.append("message", message={"role": role, "content": content, "timestamp": 1})
         self.model: dict[str, Any] | None = MODEL
-        self.summary_task: asyncio.Task[None] | None = None
-        self.is_streaming = False
 
     def require_model(self) -> dict[str, Any]:
         assert self.model is not None
         return self.model
 
-    def stream_options(self) -> Any:
+    def stream_options(self, signal: Any = None) -> Any:
         raise AssertionError("no test here streams")
 
 
@@ -105,7 +101,7 @@ def test_no_summary_is_due_without_a_summarize_implementation(tmp_path: Path) ->
 def test_answers_become_entries_or_errors(tmp_path: Path) -> None:
     ports = Ports(tmp_path, {}, True, PLUGIN)
     through = ports.session.entries[-1]["id"]
-    asyncio.run(summaries.generate(ports, through))
+    asyncio.run(summaries.generate(ports, through, busy=lambda: False))
     entry = ports.session.entries[-1]
     assert entry["type"] == "session_summary" and entry["summary"] == "session: 4 messages"
     assert (entry["summarizedThroughId"], entry["usage"]) == (through, {"input": 3})

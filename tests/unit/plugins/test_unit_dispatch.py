@@ -67,7 +67,7 @@ def test_each_collects_accepted_results_in_call_order_and_reports_the_rest(tmp_p
     assert d.call("system_prompt", event=SystemPromptEvent(["read", "bash"])) == ["one read,bash", "two"]
     reported = [(Path(p).name, h) for p, h, _ in errors]
     assert reported == [("plugin_1.py", "system_prompt"), ("plugin_2.py", "system_prompt")]
-    assert errors[0][2] == "boom"
+    assert errors[0][2] == f"{tmp_path / 'plugin_1.py'}:6: RuntimeError: boom"  # where it raised
     assert errors[1][2] == "returned dict; expected str or None"
 
 

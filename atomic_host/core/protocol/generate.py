@@ -1,0 +1,77 @@
+"""Write what is derived from the protocol's declarations: the JSON Schema and docs/protocol.md's
+command index. ``python -m atomic_host.core.protocol.generate [ROOT]`` rewrites both in the checkout
+(tests/protocol checks they are current)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from atomic_host.core.protocol.declarations import ANY, DECLARATIONS, Declaration
+
+INDEX_START = "<!-- commands: generated from core/protocol/declarations.py; do not edit -->"
+INDEX_END = "<!-- /commands -->"
+
+
+def command_index() -> str:
+    """The command table of docs/protocol.md, one row per declared command."""
+    from atomic_host.core.protocol.commands import COMMANDS
+
+    rows = [
+        "| command | lane | fields (required in bold) | data | what it does |",
+        "|---|---|---|---|---|",
+    ]
+    for name, decl in DECLARATIONS.items():
+        fields = []
+        for key, field in COMMANDS[name].model_fields.items():
+            if key in ("type", "id") and not (key == "id" and "id" in decl.fields):
+                continue
+            wire = field.alias or key
+            fields.append(f"**{wire}**" if field.is_required() else wire)
+        lane = "concurrent" if decl.lane == "concurrent" else ""
+        rows.append(f"| `{name}` | {lane} | {', '.join(fields) or '—'} | {_data(decl)} | {decl.summary} |")
+    return "\n".join(rows) + "\n"
+
+
+def _data(decl: Declaration) -> str:
+    from atomic_host.core.protocol.responses import RESPONSE_DATA
+
+    if decl.data is None:
+        return "—"
+    if decl.data == ANY:
+        return "any"
+    model = RESPONSE_DATA[decl.type].model
+    assert model is not None
+    names = [(f.alias or k) + ("" if f.is_required() else "?") for k, f in model.model_fields.items()]
+    shown = "{" + ", ".join(names[:5]) + (", …" if len(names) > 5 else "") + "}"
+    text = f"`{shown}`"
+    if decl.nullable:
+        text += " or `null`"
+    if decl.optional:
+        text += " or absent"
+    return text
+
+
+def write_index(page: Path) -> bool:
+    """Replace the index between the markers of ``page``; True when the text changed."""
+    text = page.read_text(encoding="utf-8")
+    head, start, rest = text.partition(INDEX_START)
+    _old, end, tail = rest.partition(INDEX_END)
+    if not start or not end:
+        raise ValueError(f"{page}: the command index markers are missing")
+    new = f"{head}{INDEX_START}\n{command_index()}{INDEX_END}{tail}"
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(root: Path) -> None:
+    """Rewrite the schema and the command index under the checkout ``root``."""
+    from atomic_host.core.protocol.schema import write_schema
+
+    write_schema(root / "docs" / "protocol.schema.json")
+    write_index(root / "docs" / "protocol.md")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[3])

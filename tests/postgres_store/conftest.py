@@ -1,0 +1,17 @@
+"""Fixtures of the ``postgres`` session store tests: a schema of the test's own on the test process's server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def pg_url(postgres_server: Any) -> str:
+    """``ATOMIC_DATABASE_URL`` for this test: the shared server, a fresh schema."""
+    return postgres_server.fresh_url()
