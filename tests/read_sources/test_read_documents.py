@@ -132,7 +132,7 @@ async def test_abort_kills_the_conversion(tmp_path: Path) -> None:
         assert _children(pid) == []
 
 
-async def test_documents_inside_the_tool_description(tmp_path: Path) -> None:
+async def test_get_tools_summary_and_a_device_file(tmp_path: Path) -> None:
     async with start_host(base=tmp_path / "h") as host:
         tools = await host.client.call("get_tools")
         r = await model_sees(host, ("read", {"path": os.devnull}))
