@@ -20,7 +20,7 @@ MAX_BYTES = 3_750_000
 MAX_INPUT_BYTES = 50 * 1024 * 1024
 """Pictures bigger than this are refused before decoding (a 30 MB screenshot is fine)."""
 SUPPORTED = ("image/png", "image/jpeg", "image/gif", "image/webp")
-PILLOW_HINT = "install Pillow (pip install 'atomic-host[images]')"
+PILLOW_HINT = "pip install pillow (in the atomic-host checkout: pip install -e '.[images]')"
 
 
 class ImageProblem(ValueError):

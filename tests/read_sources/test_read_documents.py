@@ -154,7 +154,10 @@ async def test_a_missing_library_names_the_extra_and_the_project_cannot_shadow_o
         (host.cwd / "docx.py").write_text("raise SystemExit('the project shadowed python-docx')\n")
         r = await read(host, "two.pdf", "report.docx")
     assert r[0]["isError"]
-    assert r[0]["text"] == "Cannot read two.pdf: reading PDFs needs pypdfium2: pip install 'atomic-host[documents]'"
+    assert r[0]["text"] == (
+        "Cannot read two.pdf: reading PDFs needs pypdfium2: pip install pypdfium2, or the documents extra "
+        "(in the atomic-host checkout: pip install -e '.[documents]')"
+    )
     assert r[1]["text"].startswith("[report.docx] (Word document)\n# Quarterly report")
 
 

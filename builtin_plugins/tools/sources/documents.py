@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from atomic_host.contract.tools import ToolContext, ToolResult
     from builtin_plugins.tools.sources.selector import Located
 
-EXTRA_HINT = "pip install 'atomic-host[documents]'"
+EXTRA_HINT = "the documents extra (in the atomic-host checkout: pip install -e '.[documents]')"
 MEMORY_LIMIT = 2 * 1024 * 1024 * 1024
 MAX_TEXT_CHARS = 20_000_000
 """A conversion stops adding units past this (the model sees at most 50 KiB per read anyway)."""
@@ -187,7 +187,7 @@ def convert_file(request: dict[str, Any]) -> dict[str, Any]:
         if module:
             __import__(module)
     except ImportError:
-        return {"error": f"reading {KIND_NAMES[kind]}s needs {package}: {EXTRA_HINT}"}
+        return {"error": f"reading {KIND_NAMES[kind]}s needs {package}: pip install {package}, or {EXTRA_HINT}"}
     try:
         units, total = _CONVERTERS[kind](request)
     except DocumentError as e:
