@@ -6,7 +6,7 @@
 ``openai_responses/`` with ``*.sse`` streams and ``http_<status>_*.json`` error bodies recorded by
 people outside the project (see its README.md and SOURCES.md). It lives outside the repository and
 is absent in CI, so this is a script, not a test; the project's own fixtures under
-``tests/vendor_conformance/`` show the same shapes.
+``tests/conformance/vendor/`` show the same shapes.
 
 For each recording a fresh host starts with a models.json provider pointing at a local HTTP server
 that serves the recorded bytes exactly, in ``--chunk``-byte pieces (5 by default, so UTF-8

@@ -11,7 +11,7 @@ warm-ups, in the same run on the same machine:
   stdout line. The interpreter floor is ``python -c "import asyncio"`` from the same venv spawned
   the same way (its "line" is EOF). The three commands take turns, round-robin.
 - prompt → ``agent_end`` / first ``text_delta`` for a 200-delta reply: both agents use the same
-  scripted OpenAI-chat SSE server (tests/providers/sse_server.py serving the reply of
+  scripted OpenAI-chat SSE server (tests/providers/http/sse_server.py serving the reply of
   bench/agent_run.py) in a process of its own, configured as provider ``local``, model ``m1`` in
   each agent's models.json; ``--no-session``, ``new_session`` between runs.
 - 2,000-turn session: each agent gets the same conversation in its own session file (atomic-host

@@ -2,7 +2,7 @@
 """Write the built-in provider table of ``docs/host.md`` from the providers the built-in plugins register.
 
 The table sits between ``<!-- providers:start -->`` and ``<!-- providers:end -->``; the test
-``tests/providers_compat/test_provider_docs.py`` fails when it differs from what this script writes,
+``tests/providers/compat/test_provider_docs.py`` fails when it differs from what this script writes,
 so the documentation cannot drift from the catalog.
 
 Usage::

@@ -34,6 +34,15 @@ sys.dont_write_bytecode = False
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# Test folders are not packages (no __init__.py) and module names are unique across tests/
+# (tests/unit/core/test_core_layout.py), so every folder goes on sys.path once, here, at the end (a
+# helper never shadows an installed module): a test imports another folder's helper by its name,
+# wherever the folders sit.
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted({path.parent for path in TESTS.rglob("*.py")} - {TESTS}):
+    if "__pycache__" not in _folder.parts and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the host's packages once, before the workers start: most tests start ``atomic``
@@ -43,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     import compileall
 
-    root = Path(__file__).resolve().parent.parent
+    root = TESTS.parent
     for package in ("atomic_host", "builtin_plugins"):
         compileall.compile_dir(root / package, quiet=1)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pg_helpers import Postgres, postgres_bin  # noqa: F401  (the PostgreSQL server moved to tests/pg_helpers.py)
+from suite_paths import VENDOR_FIXTURES
 
 from atomic_host import testing_sse as sse
 from atomic_host.testing import FauxScript, read_jsonl, start_host
@@ -81,8 +82,7 @@ def header_of(path: str) -> dict[str, Any]:
         return json.loads(fh.readline())
 
 
-TESTS = Path(__file__).resolve().parent.parent
-ANTHROPIC = TESTS / "vendor_conformance" / "fixtures" / "anthropic"
+ANTHROPIC = VENDOR_FIXTURES / "anthropic"
 
 
 

@@ -1,6 +1,6 @@
 """Write what is derived from the protocol's declarations: the JSON Schema and docs/protocol.md's
 command index. ``python -m atomic_host.core.protocol.generate [ROOT]`` rewrites both in the checkout
-(tests/protocol checks they are current)."""
+(tests/rpc/protocol checks they are current)."""
 
 from __future__ import annotations
 

@@ -10,12 +10,12 @@ keep-alive connection of its own (asyncio; TLS with the client's context, so ``S
 ``SSL_CERT_DIR`` still apply, ALPN offering HTTP/1.1 only, as httpcore does without http2). h11
 reads the response head (its checks, limits and error texts) — except a plain head that came whole
 in the first read, which reads the same without it (:func:`_plain_head`, held to h11 by
-``tests/providers/test_prov_http1_head.py``) — and :class:`DirectBody` reads the
+``tests/providers/http/test_prov_http1_head.py``) — and :class:`DirectBody` reads the
 body as h11's readers do — chunked, ``Content-Length`` or to the end of the connection, with
 their error texts — without an event object per read. The response is an ``httpx.Response`` over
 that body, so error bodies, ``Content-Encoding`` (httpx's decoders) and charsets behave as
 before; failures are the httpx exceptions httpcore would raise, with the same texts.
-``tests/providers/test_prov_http1.py`` holds it to httpx on hostile server bytes.
+``tests/providers/http/test_prov_http1.py`` holds it to httpx on hostile server bytes.
 
 Requests whose URL a proxy route covers (see ``http_client``), and clients not built by
 ``new_http_client``, stay on httpx. Redirects are not followed (httpx's default, as before).

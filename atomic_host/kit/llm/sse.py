@@ -8,7 +8,7 @@ three, and only them, as the spec and ``httpx_sse`` say), each line is decoded a
 replacement on its own (an ASCII line end never falls inside a multi-byte sequence, so this is
 the incremental decoder's text), and the fields are interpreted as ``httpx_sse`` does — including
 its quirks: a blank line dispatches whenever any field is set, the last event id is never reset,
-a leading BOM is kept. ``tests/providers/test_prov_sse_decoder.py`` holds it to ``httpx_sse`` on
+a leading BOM is kept. ``tests/providers/http/test_prov_sse_decoder.py`` holds it to ``httpx_sse`` on
 hostile streams cut at every place.
 """
 

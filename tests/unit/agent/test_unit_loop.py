@@ -54,7 +54,7 @@ class FakeRun:
         pass
 
     async def prepare_next_call(self) -> bool:
-        return True  # no mid-turn compaction here (tests/compaction/test_compaction_mid_turn.py)
+        return True  # no mid-turn compaction here (tests/rpc/compaction/test_compaction_mid_turn.py)
 
     def poll_steering(self) -> list[dict[str, Any]]:
         taken, self.steering = self.steering, []

@@ -1,8 +1,0 @@
-"""ACP tests: helpers live in ``acp_helpers`` (this directory is put on ``sys.path``)."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))

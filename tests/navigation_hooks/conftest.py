@@ -1,8 +1,0 @@
-"""Navigation-hook tests: helpers live in ``nav_helpers`` (this directory is put on ``sys.path``)."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
