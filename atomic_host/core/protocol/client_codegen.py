@@ -157,8 +157,8 @@ class _Emitter:
 
     def classes_source(self) -> str:
         out = [self._class(self.models[name]) for name in self._ordered()]
-        aliases = [f"    {name} = {_wrap_literal(text)}" for name, text in sorted(self.literals.items())]
-        out.insert(0, "if TYPE_CHECKING:  # names of the protocol's string enums, for annotations\n" + "\n".join(aliases))
+        aliases = [f"{name} = {_wrap_literal(text)}" for name, text in sorted(self.literals.items())]
+        out.insert(0, "# the protocol's string enums\n" + "\n".join(aliases))
         out += [self._union_source(name, *spec) for name, spec in sorted(self.used_unions.items())]
         return "\n\n\n".join(out)
 
@@ -245,7 +245,7 @@ def _wrap_literal(text: str) -> str:
     if len(text) <= 100:
         return text
     values = text[len("Literal[") : -1].split(", ")
-    return "Literal[\n" + "".join(f"        {v},\n" for v in values) + "    ]"
+    return "Literal[\n" + "".join(f"    {v},\n" for v in values) + "]"
 
 
 def _docstring(text: str, indent: int) -> str:
@@ -328,7 +328,7 @@ def _roots() -> list[type[BaseModel]]:
 TYPES_PRELUDE = '''
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 
 class WireObject(dict):  # type: ignore[type-arg]
@@ -390,6 +390,7 @@ def types_source() -> str:
 
     emitter.used_unions["Event"] = (frozenset(EVENTS.values()), "type")
     names = [*emitter.models, *emitter.used_unions, *(f"parse_{_snake(n)}" for n in emitter.used_unions)]
+    names += list(emitter.literals)
     names += ["EVENT_TYPES", "WireObject"]
     tail = (
         "\n\nEVENT_TYPES = _EVENT\n"
