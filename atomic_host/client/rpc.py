@@ -26,7 +26,7 @@ from atomic_host.client.errors import ClientTimeout, HostExited, RpcError, RunFa
 from atomic_host.client.options import AtomicOptions, CanUseTool, UiHandler, default_command
 from atomic_host.client.records import EventLog, loads_deep
 from atomic_host.client.run import RunResult
-from atomic_host.client.types import Event, ExtensionUiRequest, ImageContent, parse_event
+from atomic_host.client.types import BashResultData, Event, ExtensionUiRequest, ImageContent, parse_event
 
 DIALOGS = frozenset({"select", "confirm", "input", "editor"})
 """UI methods that wait for an answer (the ``oauth_*`` prompts too: :data:`OAUTH_ASKS`)."""
@@ -384,6 +384,16 @@ class RpcClient(CommandMethods):
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def on_extension_ui_request(self, listener: Callable[[ExtensionUiRequest], None]) -> Callable[[], None]:
+        """Call ``listener`` with every ``extension_ui_request`` (typed) from now on, answered or not
+        by a handler; returns an unsubscribe function (the TypeScript ``onExtensionUIRequest``)."""
+
+        def only_ui(event: dict[str, Any]) -> None:
+            if event.get("type") == "extension_ui_request":
+                listener(ExtensionUiRequest(event))
+
+        return self.on_event(only_ui)
+
     async def wait_for_event(
         self, predicate: str | Callable[[dict[str, Any]], bool], *, after: int = 0, timeout: float = 30
     ) -> Event:
@@ -544,14 +554,40 @@ class RpcClient(CommandMethods):
             self.session_id = state.session_id
         return self.session_id
 
+    async def user_bash_with_updates(
+        self,
+        command: str,
+        on_update: Callable[[str, str], None],
+        exclude_from_context: bool | None = None,
+        timeout: float | None = 300,
+    ) -> BashResultData:
+        """``user_bash`` with its output as it streams: ``on_update(delta, channel)`` (``stdout`` or
+        ``stderr``) for each ``bash_execution_update`` of this request."""
+        req_id = f"c{next(self._ids)}"
+
+        def route(event: dict[str, Any]) -> None:
+            if event.get("type") == "bash_execution_update" and event.get("id") == req_id:
+                on_update(event.get("delta", ""), event.get("channel", "stdout"))
+
+        unsubscribe = self.on_event(route)
+        try:
+            command_record = {"type": "user_bash", "id": req_id, "command": command}
+            if exclude_from_context is not None:
+                command_record["excludeFromContext"] = exclude_from_context
+            response = await self.request(command_record, timeout)
+        finally:
+            unsubscribe()
+        if not response.get("success"):
+            raise RpcError(response)
+        return BashResultData(response.get("data"))
+
     # --- dialogs ---
 
     def _ui_request(self, record: dict[str, Any]) -> None:
-        """Route an ``extension_ui_request``: an approval to :attr:`can_use_tool`, a login's
-        ``oauth_*`` request to that login's handler, anything else to :attr:`on_ui_request`."""
-        method = record.get("method")
+        """Route an ``extension_ui_request``: a login's request (its ``loginId``) to that login's
+        handler, an approval to :attr:`can_use_tool`, anything else to :attr:`on_ui_request`."""
         login = record.get("loginId")
-        if login in self._logins and isinstance(method, str) and method.startswith("oauth_"):
+        if login in self._logins:
             handler = self._logins[login]
         elif self.can_use_tool is not None and approval_of(record) is not None:
             self._spawn(self._answer_approval(record))
