@@ -13,7 +13,7 @@ See docs/client.md. Importing this package loads no host module and no pydantic.
 from __future__ import annotations
 
 from atomic_host.client import types
-from atomic_host.client.approvals import Allow, ApprovalRequest, Deny
+from atomic_host.client.approvals import Allow, Deny
 from atomic_host.client.errors import ClientError, ClientTimeout, HostExited, RpcError, RunFailed
 from atomic_host.client.options import AtomicOptions, default_command
 from atomic_host.client.query import query
@@ -25,7 +25,6 @@ from atomic_host.client.types import Event, parse_event
 
 __all__ = [
     "Allow",
-    "ApprovalRequest",
     "AtomicOptions",
     "ClientError",
     "ClientTimeout",

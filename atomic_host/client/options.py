@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import sysconfig
 from collections.abc import Awaitable, Callable, Sequence
@@ -107,7 +106,8 @@ class AtomicOptions:
             out += ["--tools", ",".join(self.tools)] if self.tools else ["--no-tools"]
         if self.exclude_tools:
             out += ["--exclude-tools", ",".join(self.exclude_tools)]
-        for flag, paths in (("-e", self.extensions), ("--skill", self.skills), ("--prompt-template", self.prompt_templates)):
+        listed = (("-e", self.extensions), ("--skill", self.skills), ("--prompt-template", self.prompt_templates))
+        for flag, paths in listed:
             for path in paths:
                 out += [flag, os.fspath(path)]
         if self.continue_session:
@@ -137,6 +137,8 @@ def default_command() -> list[str]:
             return [str(candidate)]
     if sys.executable and Path(sys.executable).name.startswith("python"):
         return [sys.executable, "-m", "atomic_host"]
+    import shutil  # here: it imports the compression modules
+
     found = shutil.which("atomic")
     if found is None:
         raise FileNotFoundError("no atomic-host command found: pass AtomicOptions(command=[...])")

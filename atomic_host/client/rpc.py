@@ -15,7 +15,6 @@ import os
 import stat
 import sys
 import time
-import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -660,7 +659,7 @@ class RpcClient(CommandMethods):
         requests (its return value is the answer, as for :attr:`on_ui_request`); without it they go
         to :attr:`on_ui_request`. Cancelling the call (or its timeout) sends
         ``cancel_login_provider`` for this login."""
-        login_id = login_id or f"login-{uuid.uuid4().hex[:12]}"
+        login_id = login_id or f"login-{os.urandom(6).hex()}"
         self._logins[login_id] = on_ui or self.on_ui_request
         try:
             return await super().login_provider(provider, api_key, auth_type, login_id, timeout)

@@ -45,7 +45,7 @@ async def test_breaking_out_of_a_stream_aborts_the_run_and_the_next_prompt_runs(
             # no await between the break and this prompt is needed: it waits for the aborted run
             result = await c.run("second")
             assert result.text == "second answer" and result.stop_reason == "stop"
-            aborted = [m for m in (await c.get_messages()).messages if m.role == "assistant"][0]
+            aborted = next(m for m in (await c.get_messages()).messages if m.role == "assistant")
             assert aborted.stop_reason == "aborted"
             assert [r["command"] for r in c.responses].count("abort") == 1
         host.assert_protocol_lines()
@@ -56,7 +56,7 @@ async def test_a_run_that_times_out_is_aborted_and_says_what_it_waited_for(tmp_p
         write_models(tmp_path / "agent", server.base_url)
         server.enqueue(stalled_reply())
         async with start_host("--model", MODEL, base=tmp_path, settings=QUIET) as host:
-            with pytest.raises(ClientTimeout, match="did not settle within 1.5s"):
+            with pytest.raises(ClientTimeout, match=r"did not settle within 1\.5s"):
                 await host.client.run("hang", timeout=1.5)
             assert await _cancelled(server, 0) < 2
             await host.client.wait_for_idle()  # the aborted run settles

@@ -20,7 +20,7 @@ refreshModels setThinkingLevel cycleThinkingLevel getAvailableThinkingLevels set
 setFollowUpMode compact setAutoCompaction setAutoRetry abortRetry bash abortBash getSessionStats
 exportHtml switchSession fork clone getForkMessages getEntries getTree getLastAssistantText
 setSessionName getMessages getCommands getCommandCompletions deleteSession
-""".split()
+""".split()  # noqa: SIM905
 """Upstream's TypeScript RpcClient (rpc-client.ts, rpc-client-api.ts) and the spec's deleteSession."""
 
 
