@@ -51,7 +51,7 @@ async def demo(host_args: list[str], workdir: Path, env: dict[str, str]) -> None
         print(f"output: {result['output'].strip()}  exit code: {result['exitCode']}")
 
         print("\n> list_sessions")
-        for session in await client.list_sessions():
+        for session in (await client.list_sessions()).sessions:
             print(f"- {session['id']}  {session.get('messageCount', '?')} messages  {session['path']}")
 
 
