@@ -25,7 +25,8 @@ SETTINGS = {"retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 20}, "ses
 async def _scenarios(host: Any) -> None:
     c = host.client
     call = {"type": "toolCall", "name": "bash", "arguments": {"command": "echo hi; echo err >&2"}}
-    host.faux.push({"content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "let me look"}, call]})
+    thinking, text = {"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "let me look"}
+    host.faux.push({"content": [thinking, text, call]})
     host.faux.push("it said hi")
     await c.run("look")
     await c.bash("echo direct")
