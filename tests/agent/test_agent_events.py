@@ -172,6 +172,7 @@ async def test_tool_call_and_tool_result_hooks(agent_host: Any, tmp_path: Path) 
         assert ends["c2"]["result"]["content"][0]["text"].strip() == "rewritten"
         assert ends["c3"]["result"]["content"][0]["text"] == "patched by hook"
         assert ends["c3"]["result"]["details"] == {"patched": True}
-        results = {m["toolCallId"]: m for m in ((await host.client.get_messages()).messages) if m["role"] == "toolResult"}
+        messages = (await host.client.get_messages()).messages
+        results = {m["toolCallId"]: m for m in messages if m["role"] == "toolResult"}
         assert text_of(results["c3"]) == "patched by hook"
         assert text_of(results["c2"]).strip() == "rewritten"

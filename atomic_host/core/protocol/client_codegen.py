@@ -468,7 +468,8 @@ def _method(
         runtime.add(decl.data)
         if decl.nullable or decl.optional:
             ret = f"{decl.data} | None"
-            body = "        data = await self.call({args})\n        return None if data is None else " + f"{decl.data}(data)"
+            body = "        data = await self.call({args})\n"
+            body += f"        return None if data is None else {decl.data}(data)"
         else:
             ret, body = decl.data, f"        return {decl.data}(await self.call({{args}}))"
     params = [*required, *optional, f"timeout: float | None = {timeout}"]
