@@ -498,9 +498,10 @@ class RpcClient(CommandMethods):
     ) -> AsyncIterator[Event]:
         """The one run loop behind :meth:`run` and :meth:`stream`."""
         queue: collections.deque[dict[str, Any]] = collections.deque()
-        unsubscribe = self.on_event(queue.append)
+        unsubscribe: Callable[[], None] | None = None
         try:
-            await self._after_abandoned()
+            await self._after_abandoned()  # before listening: the aborted run's last events are not ours
+            unsubscribe = self.on_event(queue.append)
             started = time.monotonic()
             data = await self.prompt(message, images=images, **fields)
             run.disposition = data.get("disposition") if data else None
@@ -521,7 +522,8 @@ class RpcClient(CommandMethods):
                     return
                 yield event
         finally:
-            unsubscribe()
+            if unsubscribe is not None:
+                unsubscribe()
             self._leave(run)
 
     def _leave(self, run: _Run) -> None:

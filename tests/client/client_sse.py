@@ -54,3 +54,19 @@ def stalled_reply(words: int = 3) -> Reply:
     """A reply that streams ``words`` text deltas, then hangs until the client leaves."""
     frames = anthropic_frames(_events([f"w{i} " for i in range(words)], 10, 5))
     return Reply(chunks=frames, stall_after=2 + words)
+
+
+def tool_reply(name: str, arguments: dict[str, Any], text: str = "Let me check.") -> list[str]:
+    """A reply with some text and one ``tool_use`` block (stop reason ``tool_use``)."""
+    start = _events([text], 500, 40)[:-3]  # message_start, the text block, up to its deltas
+    tool = [
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_01", "name": name, "input": {}}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": json.dumps(arguments)}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}},
+        {"type": "message_stop"},
+    ]
+    return anthropic_frames(start + tool)
