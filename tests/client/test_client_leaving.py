@@ -43,7 +43,7 @@ async def test_breaking_out_of_a_stream_aborts_the_run_and_the_next_prompt_runs(
             # nothing to wait for after the break: the next run waits for the aborted one to settle
             result = await c.run("second")
             assert result.text == "second answer" and result.stop_reason == "stop"
-            assert [e.type for e in result][0] == "agent_start" and result.num_turns == 1
+            assert result[0].type == "agent_start" and result.num_turns == 1
             assert 0 in server.cancelled
             aborted = next(m for m in (await c.get_messages()).messages if m.role == "assistant")
             assert aborted.stop_reason == "aborted"
