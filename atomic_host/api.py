@@ -9,7 +9,7 @@ from atomic_host.engine.services import HostServices
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
@@ -191,20 +191,45 @@ class ExtensionAPI:
         thinking: str | None = None,
         tools: list[str] | None = None,
         signal: asyncio.Event | None = None,
+        cwd: str | None = None,
+        parent_session: str | None = None,
     ) -> dict[str, Any]:
-        """Run ``prompt`` in a new internal child session of the active one and wait for the run
+        """Run ``prompt`` in a new internal child session (of the active one, or headless in
+        ``cwd`` under ``parent_session``) and wait for the run
         (see :meth:`atomic_host.contract.host.HostAPI.run_internal_session`)."""
         from atomic_host.engine.internal import run_internal_session
 
         return await run_internal_session(
-            self._rt.require_session(),
+            self._rt,
+            self._rt.session if cwd is not None else self._rt.require_session(),
             prompt,
             header=header,
             model=model,
             thinking=thinking,
             tools=tools,
             signal=signal,
+            cwd=cwd,
+            parent_session=parent_session,
         )
+
+    async def append_to_session(
+        self,
+        location: str,
+        custom_type: str,
+        content: str,
+        *,
+        display: bool = True,
+        details: Any = None,
+        unless: Callable[[list[dict[str, Any]]], bool] | None = None,
+    ) -> bool:
+        """Append a custom message to a stored session that is not the active one (see
+        :meth:`atomic_host.contract.host.HostAPI.append_to_session`)."""
+        import asyncio
+
+        from atomic_host.engine.internal import append_to_stored_session
+
+        entry = {"customType": custom_type, "content": content, "display": display, "details": details}
+        return await asyncio.to_thread(append_to_stored_session, self._rt, location, entry, unless)
 
     def registered_workflows(self) -> list[WorkflowDefinition]:
         """The workflows plugins registered with ``register_workflows``, in load order."""

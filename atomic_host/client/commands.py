@@ -28,6 +28,7 @@ from atomic_host.client.types import (
     QueueRelease,
     QueueTexts,
     RecoveryReport,
+    RefreshModelsData,
     SessionsData,
     SessionStatsData,
     SessionSummaryData,
@@ -254,9 +255,22 @@ class CommandMethods:
         """The models that can run, the scoped ones and each provider's sign-in state."""
         return AvailableModelsData(await self.call("get_available_models", timeout))
 
-    async def refresh_models(self, timeout: float | None = 300) -> AvailableModelsData:
-        """Reload models.json and the providers' catalogs, then answer as ``get_available_models``."""
-        return AvailableModelsData(await self.call("refresh_models", timeout))
+    async def refresh_models(
+        self,
+        timeout_ms: int | None = None,
+        force: bool | None = None,
+        allow_network: bool | None = None,
+        timeout: float | None = 300,
+    ) -> RefreshModelsData:
+        """Reload models.json and auth.json and fetch dynamic catalogs; answer as ``get_available_models`` plus
+        ``aborted`` and ``errors``."""
+        return RefreshModelsData(await self.call(
+            "refresh_models",
+            timeout,
+            timeoutMs=timeout_ms,
+            force=force,
+            allowNetwork=allow_network,
+        ))
 
     async def login_provider(
         self,

@@ -95,12 +95,14 @@ WorkflowStatusFilter = Literal[
 
 
 class AgentContinueErrorEvent(WireObject):
-    """The ``agent_continue_error`` record."""
+    """The run could not go on after a compaction (``post_compaction``): the compacted context is still over the
+    model's input limit, so the request that should follow was not sent."""
 
     __slots__ = ()
     _KEYS = {
         "type": "type",
-        "error": "error",
+        "source": "source",
+        "error_message": "errorMessage",
     }
     _DEFAULTS = {
         "type": "agent_continue_error",
@@ -111,8 +113,12 @@ class AgentContinueErrorEvent(WireObject):
         return self["type"]
 
     @property
-    def error(self) -> str | None:
-        return self.get("error")
+    def source(self) -> Literal["post_compaction"]:
+        return self["source"]
+
+    @property
+    def error_message(self) -> str:
+        return self["errorMessage"]
 
 
 class AgentEndEvent(WireObject):
@@ -519,6 +525,24 @@ class CancelledData(WireObject):
         return self["cancelled"]
 
 
+class CatalogError(WireObject):
+    """A provider whose catalog could not be fetched (or the file that could not be read)."""
+
+    __slots__ = ()
+    _KEYS = {
+        "provider": "provider",
+        "message": "message",
+    }
+
+    @property
+    def provider(self) -> str:
+        return self["provider"]
+
+    @property
+    def message(self) -> str:
+        return self["message"]
+
+
 class CommandCompletion(WireObject):
     """``CommandCompletion``."""
 
@@ -552,6 +576,8 @@ class CommandInfo(WireObject):
         "source": "source",
         "location": "location",
         "path": "path",
+        "has_argument_completions": "hasArgumentCompletions",
+        "source_info": "sourceInfo",
     }
 
     @property
@@ -573,6 +599,15 @@ class CommandInfo(WireObject):
     @property
     def path(self) -> str | None:
         return self.get("path")
+
+    @property
+    def has_argument_completions(self) -> bool | None:
+        return self.get("hasArgumentCompletions")
+
+    @property
+    def source_info(self) -> SourceInfo | None:
+        v = self.get("sourceInfo")
+        return None if v is None else (SourceInfo(v) if isinstance(v, dict) else v)
 
 
 class CommandsData(WireObject):
@@ -718,7 +753,7 @@ class CompactionResult(WireObject):
 
 
 class CompactionStartEvent(WireObject):
-    """The ``compaction_start`` record."""
+    """``midTurn``: after a turn's tool results, before the run's next model call."""
 
     __slots__ = ()
     _KEYS = {
@@ -1791,6 +1826,59 @@ class RecoveryReport(WireObject):
         return self["notices"]
 
 
+class RefreshModelsData(AvailableModelsData):
+    """``refresh_models`` data: ``aborted`` when ``timeoutMs`` passed before every dynamic catalog answered;
+    ``errors`` for the providers (or files) that failed."""
+
+    __slots__ = ()
+    _KEYS = {
+        "models": "models",
+        "scoped_models": "scopedModels",
+        "oauth_providers": "oauthProviders",
+        "custom_auth_providers": "customAuthProviders",
+        "provider_auth_statuses": "providerAuthStatuses",
+        "aborted": "aborted",
+        "errors": "errors",
+    }
+
+    @property
+    def aborted(self) -> bool:
+        return self["aborted"]
+
+    @property
+    def errors(self) -> list[CatalogError]:
+        return [CatalogError(x) for x in self["errors"]]
+
+
+class ResourceOverlap(WireObject):
+    """One name two contributions claimed: ``bundled`` holds it, ``inherited`` was skipped (a tool) or renamed
+    ``name:N`` (a command)."""
+
+    __slots__ = ()
+    _KEYS = {
+        "resource_type": "resourceType",
+        "name": "name",
+        "bundled": "bundled",
+        "inherited": "inherited",
+    }
+
+    @property
+    def resource_type(self) -> Literal["tool", "command", "prompt"]:
+        return self["resourceType"]
+
+    @property
+    def name(self) -> str:
+        return self["name"]
+
+    @property
+    def bundled(self) -> SourceInfo:
+        return SourceInfo(self["bundled"])
+
+    @property
+    def inherited(self) -> SourceInfo:
+        return SourceInfo(self["inherited"])
+
+
 class RpcSessionInfo(WireObject):
     """One ``list_sessions`` record; ``created``/``modified`` are ISO strings."""
 
@@ -2043,6 +2131,39 @@ class SessionsData(WireObject):
         return [RpcSessionInfo(x) for x in self["sessions"]]
 
 
+class SourceInfo(WireObject):
+    """Where a command or tool came from (``frontends/rpc/sources.py``)."""
+
+    __slots__ = ()
+    _KEYS = {
+        "path": "path",
+        "source": "source",
+        "scope": "scope",
+        "origin": "origin",
+        "base_dir": "baseDir",
+    }
+
+    @property
+    def path(self) -> str:
+        return self["path"]
+
+    @property
+    def source(self) -> str:
+        return self["source"]
+
+    @property
+    def scope(self) -> Literal["user", "project", "temporary"]:
+        return self["scope"]
+
+    @property
+    def origin(self) -> Literal["package", "top-level"]:
+        return self["origin"]
+
+    @property
+    def base_dir(self) -> str | None:
+        return self.get("baseDir")
+
+
 class StartDelta(WireObject):
     """The ``start`` record."""
 
@@ -2078,6 +2199,7 @@ class StateData(WireObject):
         "pending_message_count": "pendingMessageCount",
         "queued_messages_paused": "queuedMessagesPaused",
         "compaction_reason": "compactionReason",
+        "resource_overlaps": "resourceOverlaps",
         "model_fallback_message": "modelFallbackMessage",
         "model_fallback_reason": "modelFallbackReason",
     }
@@ -2136,8 +2258,13 @@ class StateData(WireObject):
         return self.get("queuedMessagesPaused")
 
     @property
-    def compaction_reason(self) -> str | None:
+    def compaction_reason(self) -> CompactionReason | None:
         return self.get("compactionReason")
+
+    @property
+    def resource_overlaps(self) -> list[ResourceOverlap] | None:
+        v = self.get("resourceOverlaps")
+        return None if v is None else ([ResourceOverlap(x) for x in v] if isinstance(v, list) else v)
 
     @property
     def model_fallback_message(self) -> str | None:
@@ -3395,6 +3522,7 @@ __all__ = [
     "BashResultData",
     "BranchSummaryMessage",
     "CancelledData",
+    "CatalogError",
     "CommandCompletion",
     "CommandInfo",
     "CommandsData",
@@ -3444,6 +3572,8 @@ __all__ = [
     "QueueTexts",
     "QueueUpdateEvent",
     "RecoveryReport",
+    "RefreshModelsData",
+    "ResourceOverlap",
     "RpcSessionInfo",
     "ScopedModel",
     "SessionEntry",
@@ -3452,6 +3582,7 @@ __all__ = [
     "SessionSummaryData",
     "SessionSummaryEntry",
     "SessionsData",
+    "SourceInfo",
     "StartDelta",
     "StateData",
     "StreamingBehavior",

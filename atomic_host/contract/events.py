@@ -266,6 +266,10 @@ class CompactEvent:
     ``session_before_compact`` hooks with the strategy's preparation and returns their decision
     (``Cancel``, ``CompactResult`` or None; results imports this module, so not typed here). A
     strategy that never calls it gets it called by the host before the boundary is written."""
+    mid_turn: bool = False
+    """True after a turn's tool results, before the run's next model call: the turn cannot go on
+    without the boundary, so a strategy should not give up (the built-in falls back to deleting the
+    whole region, as for ``overflow``)."""
 
 
 @record

@@ -109,7 +109,6 @@ def spec(
     *,
     returns: tuple[type, ...] = (),
     sync: bool = False,
-    firstresult: bool = False,
     bounded: bool = True,
     on_failure: Callable[[str, str], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -117,7 +116,7 @@ def spec(
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded, on_failure)
-        return hookspec(firstresult=firstresult)(fn)
+        return hookspec(fn)
 
     return mark
 
@@ -364,7 +363,7 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-@spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
+@spec("first_result", returns=(Cancel, CompactResult))
 def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
     """Compaction is about to summarise the region the strategy prepared (``event.lines``,
     ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
@@ -372,7 +371,7 @@ def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Ca
     (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
 
 
-@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+@spec("first_result", returns=(Compaction, Failure, Cancel), bounded=False)
 def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
     """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
     ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
@@ -388,7 +387,7 @@ def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel 
 # --- Summaries ---
 
 
-@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+@spec("first_result", returns=(Summary, Failure), bounded=False)
 def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
     """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
     branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).

@@ -6,7 +6,7 @@ Methods act on the active session.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -130,6 +130,8 @@ class HostAPI(Protocol):
         thinking: str | None = None,
         tools: list[str] | None = None,
         signal: asyncio.Event | None = None,
+        cwd: str | None = None,
+        parent_session: str | None = None,
     ) -> dict[str, Any]:
         """Run ``prompt`` as one agent run in a new child session of the active one, and wait.
 
@@ -137,9 +139,26 @@ class HostAPI(Protocol):
         {"runId", "stageId", "stageName"}}`` hides it from ``list_sessions``); ``model`` is
         ``provider/model[:level]`` (default: the active session's model), ``tools`` narrows the
         active tools, ``signal`` aborts the run when set. Its events are not sent to the client.
+        With ``cwd`` the run is headless: the child belongs to that project and to the session at
+        ``parent_session``, and nothing of the active session (if any) is used (give ``model``).
         Returns ``{sessionId, sessionFile, model, text, stopReason, errorMessage?,
         unresolvedOverflow}``: ``text`` is the last assistant text.
         """
+        ...
+
+    async def append_to_session(
+        self,
+        location: str,
+        custom_type: str,
+        content: str,
+        *,
+        display: bool = True,
+        details: Any = None,
+        unless: Callable[[list[dict[str, Any]]], bool] | None = None,
+    ) -> bool:
+        """Append a custom message to the stored session at ``location`` (not the active one),
+        under its write lock; False when ``unless(entries)`` (read under the lock) says not to.
+        Raises while another process has that session open, or when the store has no such session."""
         ...
 
     def registered_workflows(self) -> list[WorkflowDefinition]:

@@ -217,6 +217,7 @@ class ActiveSession:
             session_id=self.session.id,
             headers=rt.models.request_headers(model) if model else {},
             stream_deadline_s=settings.int("streamDeadlineMs", 300000) / 1000,
+            max_line_bytes=max(0, settings.int("streamMaxLineBytes", 0)) or StreamOptions.max_line_bytes,
             max_retries=settings.int("retry.provider.maxRetries", 0),
             max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
             http_client=rt.http_client() if model and rt.models.needs_http(model["api"]) else None,

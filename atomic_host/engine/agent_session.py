@@ -146,6 +146,12 @@ class AgentSession:
         compactor = self.runner._compactor
         return compactor is not None and compactor.running
 
+    @property
+    def compaction_reason(self) -> str | None:
+        """The running compaction's reason (manual, threshold, overflow), None when none runs."""
+        compactor = self.runner._compactor
+        return compactor.reason if compactor is not None else None
+
     def send_custom_message(
         self,
         custom_type: str,

@@ -60,6 +60,7 @@ class Runner:
         self.cancelled_for_abort = False
         self.aborts = 0
         """How many times ``abort`` was asked (an interrupt checks none came in meanwhile)."""
+
         self._compactor: Compactor | None = None
 
     @property
@@ -112,6 +113,11 @@ class Runner:
 
     def note_assistant(self, message: dict[str, Any]) -> None:
         self.retry.answered(message)
+        if self._compactor is not None:
+            self._compactor.answered(message)
+
+    async def prepare_next_call(self) -> bool:
+        return await self.compactor.mid_turn()
 
     def poll_steering(self) -> list[dict[str, Any]]:
         return self.queues.poll_steering()
@@ -173,7 +179,7 @@ class Runner:
 
         self.abort_signal = AbortSignal()  # a provider stream watches it without a task (kit/llm/abort.py)
         if self._compactor is not None:
-            self._compactor.new_turn()  # a new turn may recover from an overflow once
+            self._compactor.new_turn()  # a new turn may recover from an overflow once, compact mid-turn again
         self.drive_task = asyncio.create_task(self._drive(messages, system_prompt, poll_steering_first))
 
     async def _drive(
@@ -187,8 +193,12 @@ class Runner:
                 messages, poll_steering_first = [], True
                 if self.abort_signal.is_set():
                     break
-                if await self.compactor.after_run(self.abort_signal):  # overflow compacted: continue
-                    continue
+                if not self.compactor.stuck and await self.compactor.after_run(self.abort_signal):
+                    continue  # overflow compacted: the same turn again
+                if self.compactor.stuck:
+                    # compacted, still too long (agent_continue_error): stop like an abort, the queue waits
+                    self.queues.held = True
+                    break
                 last = next((m for m in reversed(self.active.messages) if m.get("role") == "assistant"), None)
                 if (
                     last is not None

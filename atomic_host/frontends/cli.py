@@ -1,5 +1,5 @@
 """The ``atomic`` command: ``--mode rpc|json|print|acp``, ``-p PROMPT``, and the ``schema``,
-``plugins``, ``sessions`` and ``login`` subcommands."""
+``plugins``, ``sessions``, ``login`` and ``worker`` subcommands."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "plugins": "list plugins, their hooks and call order",
     "sessions": "list sessions; copy them between JSONL and SQLite",
     "login": "sign in to a provider (OAuth) or store its API key",
+    "worker": "run workflow stages with no client attached",
 }
 
 DESCRIPTION = """\

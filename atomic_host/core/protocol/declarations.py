@@ -354,9 +354,14 @@ class GetAvailableModels:
     """The models that can run, the scoped ones and each provider's sign-in state."""
 
 
-@command("refresh_models", lane="concurrent", data="AvailableModelsData", waits="long")
+@command("refresh_models", lane="concurrent", data="RefreshModelsData", waits="long")
 class RefreshModels:
-    """Reload models.json and the providers' catalogs, then answer as ``get_available_models``."""
+    """Reload models.json and auth.json and fetch dynamic catalogs; answer as ``get_available_models``
+    plus ``aborted`` and ``errors``."""
+
+    timeout_ms: int | None = None
+    force: bool | None = None
+    allow_network: bool | None = None
 
 
 @command("login_provider", lane="concurrent", data=ANY, waits="person")

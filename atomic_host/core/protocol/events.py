@@ -198,6 +198,8 @@ CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 class CompactionStartEvent(WireModel):
+    """``midTurn``: after a turn's tool results, before the run's next model call."""
+
     type: Literal["compaction_start"] = "compaction_start"
     reason: CompactionReason
     mid_turn: bool | None = None
@@ -277,8 +279,12 @@ class ModelFallbackEndEvent(WireModel):
 
 
 class AgentContinueErrorEvent(WireModel):
+    """The run could not go on after a compaction (``post_compaction``): the compacted context is
+    still over the model's input limit, so the request that should follow was not sent."""
+
     type: Literal["agent_continue_error"] = "agent_continue_error"
-    error: str | None = None
+    source: Literal["post_compaction"]
+    error_message: str
 
 
 class ThinkingLevelChangedEvent(WireModel):

@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.retry import model_ref
+from atomic_host.frontends.rpc import sources
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable
 from atomic_host.plugins.faults import fault_report
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         NavigateTree,
         NewSession,
         Prompt,
+        RefreshModels,
         SetAutoCompaction,
         SetAutoRetry,
         SetFollowUpMode,
@@ -141,7 +143,10 @@ class Handlers:
             "messageCount": a.message_count,
             "pendingMessageCount": len(a.queues.steering) + len(a.queues.follow_up),
             "queuedMessagesPaused": a.queues.paused,
+            "resourceOverlaps": sources.overlaps(self.rt),
         }
+        if a.compaction_reason:
+            data["compactionReason"] = a.compaction_reason
         if a.session.location:
             data["sessionLocation"] = a.session.location
         if a.session.name:
@@ -191,6 +196,8 @@ class Handlers:
                 item["location"] = c.location
             if c.path:
                 item["path"] = c.path
+            item["hasArgumentCompletions"] = c.completions is not None
+            item["sourceInfo"] = sources.source_info(self.rt, c.plugin, c.path, c.location)
             commands.append(item)
         return {"commands": commands}
 
@@ -224,9 +231,16 @@ class Handlers:
     async def on_get_available_models(self) -> Any:
         return self._models_data()
 
-    async def on_refresh_models(self) -> Any:
-        self.rt.models.reload()
-        return self._models_data()
+    async def on_refresh_models(self, cmd: RefreshModels) -> Any:
+        from atomic_host.core.models.catalogs import refresh
+
+        outcome = await refresh(
+            self.rt.models,
+            timeout_ms=cmd.timeout_ms,
+            force=bool(cmd.force),
+            allow_network=cmd.allow_network is not False,
+        )
+        return {**self._models_data(), **outcome}
 
     async def on_set_model(self, cmd: SetModel) -> Any:
         return self.agent.set_model(cmd.provider, cmd.model_id, persist=bool(cmd.persist))
@@ -421,7 +435,7 @@ class Handlers:
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
-        if not session.entries:
+        if not session.persisted:  # written lazily, with the first assistant reply: nothing said yet
             raise CommandFailed("Nothing to export yet - start a conversation first")
         exporter = self.rt.exporter("html")
         # rendering and writing a long session takes a while: off the loop, so abort still answers at once
