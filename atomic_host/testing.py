@@ -121,12 +121,19 @@ def check_typed(record: Any, where: str = "") -> None:
         _conforms(value, _hints(cls, prop), path)
 
 
+_HINTS: dict[tuple[type, str], Any] = {}
+
+
 def _hints(cls: type, prop: str) -> Any:
-    import typing
+    """The return annotation of a record's property, evaluated once per class and property."""
+    hint = _HINTS.get((cls, prop))
+    if hint is None:
+        import typing
 
-    from atomic_host.client import types
+        from atomic_host.client import types
 
-    return typing.get_type_hints(getattr(cls, prop).fget, vars(types))["return"]
+        hint = _HINTS[cls, prop] = typing.get_type_hints(getattr(cls, prop).fget, vars(types))["return"]
+    return hint
 
 
 def _conforms(value: Any, hint: Any, path: str) -> None:

@@ -611,12 +611,17 @@ class RpcClient(CommandMethods):
             if asyncio.iscoroutine(decision) or isinstance(decision, asyncio.Future):
                 decision = await decision
         except Exception as exc:  # fail closed: the model is told, the host keeps serving
-            decision = None
             answer = {"value": "Deny", "message": f"the client's can_use_tool failed: {type(exc).__name__}: {exc}"}
         else:
             answer = answer_of(decision)
-        if self.failure is None:
-            await self.extension_ui_response(request.request_id, **answer)
+        await self._answer(request.request_id, answer)
+
+    async def _answer(self, request_id: str, answer: dict[str, Any]) -> None:
+        """Send a dialog's answer; a host gone meanwhile is no error of the handler's."""
+        try:
+            await self.extension_ui_response(request_id, **answer)
+        except (HostExited, BrokenPipeError, ConnectionResetError):
+            pass
 
     async def _answer_ui(self, handler: UiHandler, record: dict[str, Any]) -> None:
         request = ExtensionUiRequest(record)
@@ -631,9 +636,8 @@ class RpcClient(CommandMethods):
                 {"message": f"on_ui_request failed for {method}", "exception": exc}
             )
             value = None
-        if not asks or self.failure is not None:
-            return
-        await self.extension_ui_response(str(record.get("id")), **_ui_answer(method, value))
+        if asks:
+            await self._answer(str(record.get("id")), _ui_answer(method, value))
 
     async def extension_ui_response(self, request_id: str, **answer: Any) -> None:
         """Answer an ``extension_ui_request`` (``value=``, ``confirmed=`` or ``cancelled=True``).

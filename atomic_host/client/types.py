@@ -7,43 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-
-class WireObject(dict):  # type: ignore[type-arg]
-    """A protocol record: the wire ``dict`` itself (camelCase keys, ``json.dumps``-able, unknown keys
-    kept), with a typed, snake_case property per field that wraps nested records in their classes.
-
-    ``TextDelta({"type": "text_delta", ...})`` wraps a record as it came; ``TextDelta(content_index=0,
-    delta="hi")`` builds one from fields (the discriminator filled in)."""
-
-    __slots__ = ()
-    _KEYS: dict[str, str] = {}
-    _DEFAULTS: dict[str, Any] = {}
-
-    def __init__(self, record: Any = (), /, **fields: Any) -> None:
-        if not fields:
-            super().__init__(record)
-            return
-        super().__init__(self._DEFAULTS, **dict(record))
-        for name, value in fields.items():
-            key = self._KEYS.get(name)
-            if key is None:
-                raise TypeError(f"{type(self).__name__} has no field {name!r}")
-            if value is not None:
-                self[key] = value
-
-    @classmethod
-    def wire_keys(cls) -> dict[str, str]:
-        """Property name -> wire key, for every declared field."""
-        return dict(cls._KEYS)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({dict.__repr__(self)})"
-
-
-def _pick(table: dict[str, type[WireObject]], key: str, record: dict[str, Any]) -> WireObject:
-    cls = table.get(record.get(key)) if isinstance(record, dict) else None  # type: ignore[arg-type]
-    return (cls or WireObject)(record)
-
+from atomic_host.client.wire import WireObject, pick
 
 # the protocol's string enums
 CompactionReason = Literal["manual", "threshold", "overflow"]
@@ -3346,7 +3310,7 @@ _AGENT_MESSAGE: dict[str, type[WireObject]] = {
 def parse_agent_message(record: dict[str, Any]) -> AgentMessage:
     """``record`` as its ``AgentMessage`` class, chosen by ``role``
     (an unknown one stays a :class:`WireObject`)."""
-    return _pick(_AGENT_MESSAGE, "role", record)  # type: ignore[return-value]
+    return pick(_AGENT_MESSAGE, "role", record)  # type: ignore[return-value]
 
 
 
@@ -3367,7 +3331,7 @@ _ASSISTANT_BLOCK: dict[str, type[WireObject]] = {
 def parse_assistant_block(record: dict[str, Any]) -> AssistantBlock:
     """``record`` as its ``AssistantBlock`` class, chosen by ``type``
     (an unknown one stays a :class:`WireObject`)."""
-    return _pick(_ASSISTANT_BLOCK, "type", record)  # type: ignore[return-value]
+    return pick(_ASSISTANT_BLOCK, "type", record)  # type: ignore[return-value]
 
 
 
@@ -3406,7 +3370,7 @@ _ASSISTANT_MESSAGE_EVENT: dict[str, type[WireObject]] = {
 def parse_assistant_message_event(record: dict[str, Any]) -> AssistantMessageEvent:
     """``record`` as its ``AssistantMessageEvent`` class, chosen by ``type``
     (an unknown one stays a :class:`WireObject`)."""
-    return _pick(_ASSISTANT_MESSAGE_EVENT, "type", record)  # type: ignore[return-value]
+    return pick(_ASSISTANT_MESSAGE_EVENT, "type", record)  # type: ignore[return-value]
 
 
 
@@ -3481,7 +3445,7 @@ _EVENT: dict[str, type[WireObject]] = {
 def parse_event(record: dict[str, Any]) -> Event:
     """``record`` as its ``Event`` class, chosen by ``type``
     (an unknown one stays a :class:`WireObject`)."""
-    return _pick(_EVENT, "type", record)  # type: ignore[return-value]
+    return pick(_EVENT, "type", record)  # type: ignore[return-value]
 
 
 
@@ -3500,7 +3464,7 @@ _USER_BLOCK: dict[str, type[WireObject]] = {
 def parse_user_block(record: dict[str, Any]) -> UserBlock:
     """``record`` as its ``UserBlock`` class, chosen by ``type``
     (an unknown one stays a :class:`WireObject`)."""
-    return _pick(_USER_BLOCK, "type", record)  # type: ignore[return-value]
+    return pick(_USER_BLOCK, "type", record)  # type: ignore[return-value]
 
 
 EVENT_TYPES = _EVENT
