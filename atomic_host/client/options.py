@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +130,8 @@ def default_command() -> list[str]:
     """The host command when none is given: the ``atomic`` script installed beside the running
     interpreter (the one this package installed), else ``python -m atomic_host`` with that
     interpreter, else ``atomic`` on ``PATH``."""
+    import sysconfig  # here: only this needs it
+
     scripts = Path(sysconfig.get_path("scripts"))
     for candidate in (scripts / "atomic", Path(sys.executable).parent / "atomic"):
         if candidate.is_file() and os.access(candidate, os.X_OK):
