@@ -32,6 +32,7 @@ from atomic_host.client.types import (
     SessionsData,
     SessionStatsData,
     SessionSummaryData,
+    ShortcutsData,
     StateData,
     ThinkingAck,
     ThinkingLevelData,
@@ -409,6 +410,19 @@ class CommandMethods:
             commandName=command_name,
             argumentPrefix=argument_prefix,
         ))
+
+    async def reload(self, timeout: float | None = 30) -> None:
+        """Discover extensions, prompt templates, skills, settings and models.json again (``session_shutdown`` and
+        ``session_start`` with reason ``reload``)."""
+        await self.call("reload", timeout)
+
+    async def get_shortcuts(self, timeout: float | None = 30) -> ShortcutsData:
+        """The keyboard shortcuts extensions registered (``api.register_shortcut``)."""
+        return ShortcutsData(await self.call("get_shortcuts", timeout))
+
+    async def invoke_shortcut(self, key: str, timeout: float | None = 30) -> None:
+        """Run an extension's shortcut handler; ``Shortcut not found: <key>`` for an unknown key."""
+        await self.call("invoke_shortcut", timeout, key=key)
 
     async def list_workflow_runs(
         self,

@@ -2095,6 +2095,37 @@ class SessionsData(WireObject):
         return [RpcSessionInfo(x) for x in self["sessions"]]
 
 
+class ShortcutInfo(WireObject):
+    """``ShortcutInfo``."""
+
+    __slots__ = ()
+    _KEYS = {
+        "key": "key",
+        "description": "description",
+    }
+
+    @property
+    def key(self) -> str:
+        return self["key"]
+
+    @property
+    def description(self) -> str | None:
+        return self.get("description")
+
+
+class ShortcutsData(WireObject):
+    """``ShortcutsData``."""
+
+    __slots__ = ()
+    _KEYS = {
+        "shortcuts": "shortcuts",
+    }
+
+    @property
+    def shortcuts(self) -> list[ShortcutInfo]:
+        return [ShortcutInfo(x) for x in self["shortcuts"]]
+
+
 class SourceInfo(WireObject):
     """Where a command or tool came from (``frontends/rpc/sources.py``)."""
 
@@ -3546,6 +3577,8 @@ __all__ = [
     "SessionSummaryData",
     "SessionSummaryEntry",
     "SessionsData",
+    "ShortcutInfo",
+    "ShortcutsData",
     "SourceInfo",
     "StartDelta",
     "StateData",
