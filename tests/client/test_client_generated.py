@@ -117,10 +117,14 @@ def _run(turns: int) -> RunResult:
 def test_a_run_result_costs_linear_time_in_its_events() -> None:
     def cost(turns: int) -> float:
         result = _run(turns)
-        t0 = time.process_time()
-        for _ in range(3):
+
+        def once() -> float:
+            t0 = time.process_time()
             assert result.usage.input == 10 * turns and result.num_turns == turns and result.text == "t"
-        return time.process_time() - t0
+            return time.process_time() - t0
+
+        # the least of five: one garbage collection or a preempted slice on a loaded machine is not the code's cost
+        return min(once() for _ in range(5))
 
     base, x10, x100 = cost(200), cost(2000), cost(20000)
     assert x10 < base * 30 and x100 < base * 300, (base, x10, x100)
