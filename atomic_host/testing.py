@@ -80,14 +80,19 @@ def read_jsonl(path: Path | str) -> list[Any]:
 
 
 def assert_protocol_lines(lines: list[str]) -> None:
-    """Validate each line against the protocol schema; raises on the first bad one."""
+    """Validate each line against the protocol schema, and each event against the client's typed
+    record of its type (:func:`check_typed`); raises on the first bad one."""
     from atomic_host.client import loads_deep
+    from atomic_host.client.types import parse_event
     from atomic_host.core.protocol import validate_output_line
 
     assert lines, "host printed nothing"
     for line in lines:
         if len(line) < 100_000:
             validate_output_line(line)
+            record = json.loads(line)
+            if record.get("type") != "response":
+                check_typed(parse_event(record))
             continue
         # get_tree of a long session nests deeper than pydantic's depth limit: validate it with
         # the tree cut at depth 100 (a test that cares checks the deep part itself).
@@ -96,6 +101,78 @@ def assert_protocol_lines(lines: list[str]) -> None:
             for root in record["data"]["tree"]:
                 _prune(root, 100)
         validate_output_line(record)
+
+
+def check_typed(record: Any, where: str = "") -> None:
+    """Read every property of a client record (``atomic_host.client.types``), recursively, and check
+    each value against the property's annotation: required keys present, scalars of the declared
+    type, enums among their values, nested records parsed into their own classes. Raises
+    AssertionError naming the path of the first mismatch."""
+    from atomic_host.client.types import WireObject
+
+    cls = type(record)
+    assert cls is not WireObject, f"{where or 'record'}: no typed class for {dict(record)!r:.200}"
+    for prop in cls.wire_keys():
+        path = f"{where}.{prop}" if where else f"{cls.__name__}.{prop}"
+        try:
+            value = getattr(record, prop)
+        except KeyError as exc:
+            raise AssertionError(f"{path}: required key {exc} missing") from None
+        _conforms(value, _hints(cls, prop), path)
+
+
+_HINTS: dict[tuple[type, str], Any] = {}
+
+
+def _hints(cls: type, prop: str) -> Any:
+    """The return annotation of a record's property, evaluated once per class and property."""
+    hint = _HINTS.get((cls, prop))
+    if hint is None:
+        import typing
+
+        from atomic_host.client import types
+
+        hint = _HINTS[cls, prop] = typing.get_type_hints(getattr(cls, prop).fget, vars(types))["return"]
+    return hint
+
+
+def _conforms(value: Any, hint: Any, path: str) -> None:
+    import types as pytypes
+    import typing
+
+    from atomic_host.client.types import WireObject
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return
+    if origin in (typing.Union, pytypes.UnionType):
+        problems = []
+        for member in args:
+            try:
+                _conforms(value, member, path)
+                return
+            except AssertionError as exc:
+                problems.append(str(exc))
+        raise AssertionError(f"{path}: {value!r:.100} matches none of {hint}: {problems}")
+    if hint is type(None):
+        assert value is None, f"{path}: expected null, got {value!r:.100}"
+    elif origin is typing.Literal:
+        assert value in args, f"{path}: {value!r:.100} is not one of {args}"
+    elif origin is list:
+        assert isinstance(value, list), f"{path}: expected a list, got {value!r:.100}"
+        for i, item in enumerate(value):
+            _conforms(item, args[0] if args else Any, f"{path}[{i}]")
+    elif origin is dict or hint is dict:
+        assert isinstance(value, dict), f"{path}: expected an object, got {value!r:.100}"
+    elif isinstance(hint, type) and issubclass(hint, WireObject):
+        assert isinstance(value, hint), f"{path}: expected {hint.__name__}, got {type(value).__name__}"
+        check_typed(value, path)
+    elif hint is float:
+        assert isinstance(value, int | float) and not isinstance(value, bool), f"{path}: {value!r:.100} not a number"
+    elif hint is int:
+        assert isinstance(value, int) and not isinstance(value, bool), f"{path}: {value!r:.100} not an integer"
+    else:
+        assert isinstance(value, hint), f"{path}: expected {hint}, got {value!r:.100}"
 
 
 def _prune(node: dict[str, Any], depth: int) -> None:

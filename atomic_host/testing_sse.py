@@ -149,6 +149,9 @@ class SSEServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        self.cancelled: list[int] = []
+        """Indexes (into ``requests``) of the requests whose client left before the reply ended:
+        a stalled stream it closed, or a write that found the connection gone."""
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -216,9 +219,10 @@ class SSEServer:
             body = raw
         with self._lock:
             self.requests.append(RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, body))
+            index = len(self.requests) - 1
             reply = self.replies.popleft() if self.replies else Reply(status=500, body="no response queued")
         if reply.stall_before_headers:
-            self._stall(h)
+            self._stall(h, index)
             return
         if reply.body is not None or (reply.status >= 400 and not reply.chunks):
             data = (reply.body or "").encode()
@@ -245,7 +249,7 @@ class SSEServer:
                     self._drop(h)
                     return
                 if reply.stall_after is not None and i >= reply.stall_after:
-                    self._stall(h)
+                    self._stall(h, index)
                     return
                 delay, payload = chunk if isinstance(chunk, tuple) else (0.0, chunk)
                 if delay and self._stopping.wait(delay):
@@ -257,12 +261,12 @@ class SSEServer:
                 self._drop(h)
                 return
             if reply.stall_after is not None:
-                self._stall(h)
+                self._stall(h, index)
                 return
             h.wfile.write(b"0\r\n\r\n")
             h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away (abort): nothing to do
+            self._left(index)  # the client went away (abort)
 
     def _drop(self, h: BaseHTTPRequestHandler) -> None:
         h.close_connection = True
@@ -272,7 +276,11 @@ class SSEServer:
         except OSError:
             pass
 
-    def _stall(self, h: BaseHTTPRequestHandler) -> None:
+    def _left(self, index: int) -> None:
+        with self._lock:
+            self.cancelled.append(index)
+
+    def _stall(self, h: BaseHTTPRequestHandler, index: int) -> None:
         # Hang until the server stops or the client disconnects (poll the socket for EOF).
         import select
 
@@ -282,8 +290,10 @@ class SSEServer:
             if readable:
                 try:
                     if not h.connection.recv(1, 2):  # MSG_PEEK: b"" = client closed
+                        self._left(index)
                         return
                 except OSError:
+                    self._left(index)
                     return
                 time.sleep(0.05)
 

@@ -74,7 +74,7 @@ async def test_the_final_message_lost_in_a_crash_is_appended_once_by_recovery(tm
                 assert message["details"] == {"runId": ended["runId"], "name": "one", "status": "completed"}
             else:
                 assert appended == []
-            in_context = [m for m in await c.get_messages() if m.get("customType") == "workflow"]
+            in_context = [m for m in (await c.get_messages()).messages if m.get("customType") == "workflow"]
             assert len(in_context) == 1
             host.assert_protocol_lines()
         assert len(workflow_messages(agent_dir)) == 1

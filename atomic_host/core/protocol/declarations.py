@@ -37,6 +37,9 @@ WorkflowStatusFilter = Literal[
 ]  # fmt: skip
 
 Lane = Literal["ordinary", "concurrent"]
+Wait = Literal["short", "long", "person"]
+"""How long a client should be ready to wait for the response: ``short`` (a lookup), ``long`` (a
+model call, a shell command) or ``person`` (someone signing in: no deadline)."""
 ANY = "any"
 """``data=ANY``: the success ``data`` is not checked (login flows, UI responses)."""
 
@@ -44,9 +47,11 @@ ANY = "any"
 class Declaration:
     """One command as declared: what the server, the validator, the schema and the docs read."""
 
-    __slots__ = ("cls", "data", "lane", "nullable", "optional", "type")
+    __slots__ = ("cls", "data", "lane", "nullable", "optional", "type", "waits")
 
-    def __init__(self, cls: type, type_: str, lane: Lane, data: str | None, nullable: bool, optional: bool) -> None:
+    def __init__(
+        self, cls: type, type_: str, lane: Lane, data: str | None, nullable: bool, optional: bool, waits: Wait
+    ) -> None:
         self.cls = cls
         """The declaring class: its annotations are the fields, its docstring the description."""
         self.type = type_
@@ -57,6 +62,8 @@ class Declaration:
         """``data`` may be ``null`` (e.g. nothing to cycle to)."""
         self.optional = optional
         """``data`` may be absent."""
+        self.waits: Wait = waits
+        """How long the response may take (the client's default timeout follows it)."""
 
     @property
     def fields(self) -> dict[str, str]:
@@ -91,12 +98,13 @@ def command(
     data: str | None = None,
     nullable: bool = False,
     optional: bool = False,
+    waits: Wait = "short",
 ) -> Callable[[type], type]:
     """Declare the decorated class as command ``type_`` (module docstring).
 
     ``lane``: ``ordinary`` (one at a time, in arrival order) or ``concurrent`` (answered at once:
     abort, bash, UI responses, …; semantics §1). ``data``: the response model's name, ``ANY``, or
-    None for a response without ``data``.
+    None for a response without ``data``. ``waits``: how long a client should wait for the response.
     """
     if lane not in ("ordinary", "concurrent"):
         raise ValueError(f"unknown lane {lane!r} for {type_}")
@@ -104,7 +112,7 @@ def command(
     def declare(cls: type) -> type:
         if type_ in DECLARATIONS:
             raise ValueError(f"command {type_!r} is declared twice")
-        DECLARATIONS[type_] = Declaration(cls, type_, lane, data, nullable, optional)
+        DECLARATIONS[type_] = Declaration(cls, type_, lane, data, nullable, optional, waits)
         return cls
 
     return declare
@@ -218,7 +226,7 @@ class ListSessions:
     """This project's sessions, newest first."""
 
 
-@command("start_pending_recovery", data="RecoveryReport")
+@command("start_pending_recovery", data="RecoveryReport", waits="long")
 class StartPendingRecovery:
     """Resume what a crashed host left: queued messages, an unanswered prompt, workflow stages."""
 
@@ -263,7 +271,7 @@ class NavigateTreeOptions:
     label: str | None = None
 
 
-@command("navigate_tree", data="NavigateTreeData")
+@command("navigate_tree", data="NavigateTreeData", waits="long")
 class NavigateTree:
     """Move the leaf to ``targetId``, optionally summarising the branch left."""
 
@@ -346,7 +354,7 @@ class GetAvailableModels:
     """The models that can run, the scoped ones and each provider's sign-in state."""
 
 
-@command("refresh_models", lane="concurrent", data="RefreshModelsData")
+@command("refresh_models", lane="concurrent", data="RefreshModelsData", waits="long")
 class RefreshModels:
     """Reload models.json and auth.json and fetch dynamic catalogs; answer as ``get_available_models``
     plus ``aborted`` and ``errors``."""
@@ -356,7 +364,7 @@ class RefreshModels:
     allow_network: bool | None = None
 
 
-@command("login_provider", lane="concurrent", data=ANY)
+@command("login_provider", lane="concurrent", data=ANY, waits="person")
 class LoginProvider:
     """Sign in to a provider: an API key (given, or asked for), or OAuth over ``oauth_*`` UI requests.
 
@@ -417,7 +425,7 @@ class GetAvailableThinkingLevels:
 # --- compaction and retry --------------------------------------------------------------------
 
 
-@command("compact", data="CompactionResult")
+@command("compact", data="CompactionResult", waits="long")
 class Compact:
     """Compact the context now."""
 
@@ -451,7 +459,7 @@ class AbortRetry:
 # --- bash ------------------------------------------------------------------------------------
 
 
-@command("bash", lane="concurrent", data="BashResultData")
+@command("bash", lane="concurrent", data="BashResultData", waits="long")
 class Bash:
     """Run a shell command; its output streams as ``bash_execution_update`` events."""
 
@@ -459,7 +467,7 @@ class Bash:
     exclude_from_context: bool | None = None
 
 
-@command("user_bash", lane="concurrent", data="BashResultData")
+@command("user_bash", lane="concurrent", data="BashResultData", waits="long")
 class UserBash:
     """As ``bash``, through the ``user_bash`` hooks."""
 

@@ -1,6 +1,7 @@
-"""Write what is derived from the protocol's declarations: the JSON Schema and docs/protocol.md's
-command index. ``python -m atomic_host.core.protocol.generate [ROOT]`` rewrites both in the checkout
-(tests/rpc/protocol checks they are current)."""
+"""Write what is derived from the protocol's declarations and models: the JSON Schema, docs/protocol.md's
+command index and the client's typed records and command methods (``client_codegen``).
+``python -m atomic_host.core.protocol.generate [ROOT]`` rewrites them in the checkout (tests/rpc/protocol
+and tests/frontends/client check they are current)."""
 
 from __future__ import annotations
 
@@ -65,12 +66,26 @@ def write_index(page: Path) -> bool:
     return new != text
 
 
+def client_sources() -> dict[str, str]:
+    """The generated client modules: path under the checkout -> text."""
+    from atomic_host.core.protocol.client_codegen import commands_source, types_source
+
+    return {
+        "atomic_host/client/types.py": types_source(),
+        "atomic_host/client/commands.py": commands_source(),
+    }
+
+
 def main(root: Path) -> None:
-    """Rewrite the schema and the command index under the checkout ``root``."""
+    """Rewrite the schema, the command index and the client's generated modules under ``root``."""
     from atomic_host.core.protocol.schema import write_schema
 
     write_schema(root / "docs" / "protocol.schema.json")
     write_index(root / "docs" / "protocol.md")
+    for path, text in client_sources().items():
+        target = root / path
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ async def test_tool_called_by_the_model(host_factory):
         assert end["toolName"] == TOOL
         assert end["isError"] is False
         assert end["result"]["content"] == [{"type": "text", "text": "hi hi"}]
-        assert await host.client.get_last_assistant_text() == "done"
+        assert (await host.client.get_last_assistant_text()).text == "done"
 
 
 async def test_invalid_arguments_become_an_error_result(host_factory):
@@ -34,5 +34,5 @@ async def test_slash_command(host_factory):
         event = await host.client.wait_for_event("entry_appended", after=start)
         assert event["entry"]["customType"] == "{{ cookiecutter.__underscored }}"
         assert event["entry"]["data"] == {"args": "some args"}
-        commands = {c["name"] for c in await host.client.get_commands()}
+        commands = {c.name for c in (await host.client.get_commands()).commands}
         assert "{{ cookiecutter.__hyphenated }}" in commands

@@ -43,7 +43,7 @@ async def test_a_529_during_the_branch_summary_is_retried(vendor_host: Any, sse_
         # both summary requests asked for the abandoned exchange, without tools
         for request in sse_server.requests[2:]:
             assert "second question" in str(request.body["messages"]) and not request.body.get("tools")
-        assert [m["role"] for m in await host.client.get_messages()][-1] == "branchSummary"
+        assert [m["role"] for m in (await host.client.get_messages()).messages][-1] == "branchSummary"
 
 
 async def test_with_retries_off_the_first_529_fails_the_navigation(vendor_host: Any, sse_server: Any) -> None:

@@ -32,5 +32,5 @@ async def test_end_turn_is_reported_where_the_api_carries_it(
         assert [m.get("endTurn") for m in replies] == expected
         assert all(m["stopReason"] in ("stop", "toolUse") for m in replies)
         # the stored message keeps it too
-        stored = [m for m in await host.client.get_messages() if m["role"] == "assistant"]
+        stored = [m for m in (await host.client.get_messages()).messages if m["role"] == "assistant"]
         assert [m.get("endTurn") for m in stored] == expected

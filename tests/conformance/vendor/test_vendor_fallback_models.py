@@ -57,7 +57,7 @@ async def test_an_auth_failure_falls_back_and_the_user_model_returns(sse_server:
         assert state["model"]["id"] == "m-backup" and state["thinkingLevel"] == "low"
         assert state["fallbackActive"] is True and state["userModel"] == {"provider": "main", "id": "m-main"}
         # the failed reply left the context (as a retried one does) but stays in the file
-        assert [m["role"] for m in await c.get_messages()] == ["user", "assistant"]
+        assert [m["role"] for m in (await c.get_messages()).messages] == ["user", "assistant"]
         stored = [r["message"] for r in read_jsonl(state["sessionLocation"]) if r.get("type") == "message"]
         assert [(m["role"], m.get("stopReason")) for m in stored] == [
             ("user", None), ("assistant", "error"), ("assistant", "stop")

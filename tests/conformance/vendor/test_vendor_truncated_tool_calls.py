@@ -52,6 +52,6 @@ async def test_cut_off_tool_call_is_not_run_and_the_model_is_told(
         assert text_of(second) == "All done."
         assert of_type(events, "auto_retry_start") == [] and of_type(events, "compaction_start") == []
         # The failed call is in the session like any other tool result.
-        messages = await host.client.get_messages()
+        messages = (await host.client.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
         assert json.dumps(messages[2]["content"]).count("not executed") == 1

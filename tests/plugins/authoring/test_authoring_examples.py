@@ -19,7 +19,7 @@ def _tool_end(events: list[dict], name: str) -> dict:
 async def test_word_count_extension_end_to_end() -> None:
     async with start_host("-e", str(WORD_COUNT)) as host:
         client = host.client
-        listing = await client.get_commands()
+        listing = (await client.get_commands()).commands
         assert any(c["name"] == "wc" for c in listing)
 
         # The command runs via prompt and never reaches the model.

@@ -90,7 +90,7 @@ async def test_a_plugin_compact_replaces_the_strategy_for_manual_and_threshold(t
         assert entry["details"]["strategy"] == "verbatim-lines" and entry["details"]["plugin"] == "replacement"
         assert entry["firstKeptEntryId"] == result["firstKeptEntryId"]
         # the boundary is the context now: the plugin's text, then the kept tail
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert "plugin summary of 2 prompts (manual)" in messages[0]["content"][0]["text"]
 
         # threshold compaction after a run uses the plugin too
@@ -189,12 +189,12 @@ async def test_a_strategy_that_names_itself_still_writes_a_boundary(tmp_path: Pa
     boundary: the old turns stayed in the context and the summary was dropped)."""
     async with start_host("--extension", str(write_plugin(tmp_path, NAMED, "named.py"))) as host:
         await seed(host)
-        before = await host.client.get_messages()
+        before = (await host.client.get_messages()).messages
         result = await host.client.call("compact")
         assert result["compactedText"] == "[User]: the named strategy's summary"
         entry = session_entries(host)[-1]
         assert entry["details"]["strategy"] == "verbatim-lines" and entry["details"]["strategyName"] == "my-strategy"
-        messages = await host.client.get_messages()
+        messages = (await host.client.get_messages()).messages
         assert len(messages) < len(before)
         assert messages[0]["customType"] == "compaction"
         assert "the named strategy's summary" in messages[0]["content"][0]["text"]

@@ -46,7 +46,7 @@ async def test_a_plugin_summarize_writes_the_branch_and_session_summaries(tmp_pa
         summary = await _wait_for_summary(c)
         assert summary["summary"] == "plugin session summary [user,assistant] by faux-1"
         assert len(host.faux_calls()) == 1  # the built-in never asked the model
-        assert (await c.list_sessions())[0]["summary"] == summary["summary"]
+        assert ((await c.list_sessions()).sessions)[0]["summary"] == summary["summary"]
 
         host.faux.push("second answer")
         await c.prompt_and_wait("second question")

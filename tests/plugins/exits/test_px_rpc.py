@@ -95,7 +95,7 @@ async def test_exits_at_start_are_the_plugins_errors(how: str) -> None:
                 (px, "host_start", report(how, "_px_how")),
             ]
         )
-        names = [x["name"] for x in await c.get_commands()]
+        names = [x["name"] for x in (await c.get_commands()).commands]
         assert "px" in names and "px_half" not in names  # the failed plugin's command is gone
     assert c.exit_code == 0
     host.assert_protocol_lines()

@@ -52,7 +52,8 @@ async def test_fork_and_switch_retries_in_a_fork_and_goes_back(tmp_path: Path) -
         await c.wait_for_idle(after=start)
         fork = await c.get_state()
         assert fork["sessionId"] != original["sessionId"]
-        texts = [m["content"][0]["text"] for m in await c.get_messages() if m["role"] in ("user", "assistant")]
+        messages = (await c.get_messages()).messages
+        texts = [m["content"][0]["text"] for m in messages if m["role"] in ("user", "assistant")]
         assert texts == ["write a limerick", "a second attempt"]  # the first attempt is not in the fork
         # the original session is intact on disk
         saved = read_jsonl(original["sessionLocation"])
@@ -67,7 +68,8 @@ async def test_fork_and_switch_retries_in_a_fork_and_goes_back(tmp_path: Path) -
         start = len(c.events)
         await c.call("invoke_shortcut", key="ctrl+shift+f")
         await c.wait_for_idle(after=start)
-        texts = [m["content"][0]["text"] for m in await c.get_messages() if m["role"] in ("user", "assistant")]
+        messages = (await c.get_messages()).messages
+        texts = [m["content"][0]["text"] for m in messages if m["role"] in ("user", "assistant")]
         assert texts == ["write a haiku", "a third attempt"]
         assert errors(c.events) == []
     assert fork["sessionLocation"] != original["sessionLocation"]

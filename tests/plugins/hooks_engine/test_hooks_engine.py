@@ -60,7 +60,7 @@ async def test_context_edits_what_each_model_call_sends_and_not_the_session(tmp_
             sent = [_texts(m) for m in call["context"]["messages"]]
             assert "please forget me" not in sent and sent[-1] == "reminder: be brief"
         assert "and now this" in [_texts(m) for m in calls[1]["context"]["messages"]]
-        saved = [_texts(m) for m in await host.client.get_messages()]
+        saved = [_texts(m) for m in (await host.client.get_messages()).messages]
         assert saved == ["please forget me", "first answer", "and now this", "second answer"]
         errors = [e for e in host.client.events if e.get("type") == "extension_error"]
         assert errors == []
@@ -97,7 +97,7 @@ async def test_message_end_replaces_a_finished_message_of_the_same_role(tmp_path
         assert _texts(ends[-1]) == "the password is [redacted]"
         tool_result = next(m for m in ends if m["role"] == "toolResult")
         assert tool_result["details"] == {"seen_by": "message_end"}
-        saved = await host.client.get_messages()
+        saved = (await host.client.get_messages()).messages
         assert _texts(saved[-1]) == "the password is [redacted]"
         assert next(m for m in saved if m["role"] == "toolResult")["details"] == {"seen_by": "message_end"}
         events = await host.client.prompt_and_wait("swap my role")

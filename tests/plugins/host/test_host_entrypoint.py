@@ -98,7 +98,7 @@ async def test_entry_point_plugin_command(tmp_path: Path) -> None:
     await client.start()
     host = Host(client, agent, work, faux, tmp_path / "faux-log.jsonl")
     try:
-        commands = await client.get_commands()
+        commands = (await client.get_commands()).commands
         ep = next(c for c in commands if c["name"] == "epcmd")
         assert ep["source"] == "extension" and ep["path"].startswith("entrypoint:ep_demo")
         assert ep["description"] == "from an installed package"

@@ -30,7 +30,7 @@ async def test_separators_crlf_and_blank_lines(rpc_host) -> None:
 
         host.faux.push("ok")
         await c.prompt_and_wait(f"prompt {weird}")
-        user = next(m for m in await c.get_messages() if m["role"] == "user")
+        user = next(m for m in (await c.get_messages()).messages if m["role"] == "user")
         text = user["content"] if isinstance(user["content"], str) else user["content"][0]["text"]
         assert text == f"prompt {weird}"
     # Output keeps them escaped so a naive splitter cannot break a record.

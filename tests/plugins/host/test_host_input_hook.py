@@ -39,7 +39,7 @@ async def test_input_event_kinds_transform_and_handled(rpc_host: Any, tmp_path: 
         await host.client.wait_for_idle(after=start)
         user_texts = [
             m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
-            for m in await host.client.get_messages()
+            for m in (await host.client.get_messages()).messages
             if m["role"] == "user"
         ]
         assert user_texts == ["HELLO", "AGAIN"]

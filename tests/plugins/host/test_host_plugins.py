@@ -27,7 +27,7 @@ async def test_broken_plugins_are_isolated(rpc_host) -> None:
         assert "boom in register_tools" in by_path[plugin("boom_register")]["error"]
 
         # The healthy plugin's command and tool work.
-        names = [x["name"] for x in await c.get_commands()]
+        names = [x["name"] for x in (await c.get_commands()).commands]
         assert names == ["workflow", "hello"]  # the built-in /workflow, then the healthy plugin
         assert (await c.call("prompt", message="/hello there"))["disposition"] == "handled"
 
@@ -37,7 +37,7 @@ async def test_broken_plugins_are_isolated(rpc_host) -> None:
         end = next(e for e in events if e["type"] == "tool_execution_end")
         assert end["isError"] is False, end
         assert end["result"]["content"][0]["text"] == "hello from tool"
-        assert await c.get_last_assistant_text() == "done"
+        assert (await c.get_last_assistant_text()).text == "done"
 
         hooks = {(e["extensionPath"], e["event"]) for e in errors_of(host)}
         assert (plugin("boom_tool_call"), "tool_call") in hooks
@@ -73,7 +73,7 @@ async def test_no_extensions_skips_global_dir_but_keeps_e(rpc_host, tmp_path: Pa
     ext.mkdir(parents=True)
     shutil.copy(plugin("marker"), ext / "marker.py")
     async with rpc_host("--no-extensions", "-e", plugin("hello_cmd")) as host:
-        assert [x["name"] for x in await host.client.get_commands()] == ["workflow", "hello"]
+        assert [x["name"] for x in (await host.client.get_commands()).commands] == ["workflow", "hello"]
     assert not (ext / "ran.marker").exists()
     async with rpc_host() as host:
         await host.client.get_state()
@@ -163,4 +163,4 @@ async def test_a_hook_wrapper_is_refused_with_a_clear_error(rpc_host) -> None:
         assert "hook wrappers are not supported (tool_call: wrapper=True/hookwrapper=True)" in error["error"]
         host.faux.push("still serving")
         await c.prompt_and_wait("hello")
-        assert await c.get_last_assistant_text() == "still serving"
+        assert (await c.get_last_assistant_text()).text == "still serving"

@@ -26,7 +26,7 @@ def _ext(names: list[str]) -> str:
 
 
 async def _names(client) -> list[str]:
-    return sorted(c["name"] for c in await client.get_commands())
+    return sorted(c["name"] for c in (await client.get_commands()).commands)
 
 
 async def test_watch_reload_add_command_syntax_error_and_between_turns(rpc_host, tmp_path: Path) -> None:

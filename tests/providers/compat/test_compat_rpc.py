@@ -66,7 +66,7 @@ async def test_hosted_provider_request_shape_and_cost(
         server.enqueue(_reply("pong"))
         async with start_host("--model", f"{provider}/{model}", base=tmp_path, env={key_var: "k-123"}) as host:
             await host.client.prompt_and_wait("ping")
-            assert await host.client.get_last_assistant_text() == "pong"
+            assert (await host.client.get_last_assistant_text()).text == "pong"
             stats = await host.client.get_session_stats()
             assert stats["cost"] == pytest.approx(_expected_cost(provider, model))
             assert stats["cost"] > 0
@@ -153,7 +153,7 @@ async def test_mistral_tool_results_carry_the_tool_name(tmp_path: Path) -> None:
             "--model", "mistral/mistral-medium-latest", base=tmp_path, env=env, settings=QUIET
         ) as host:
             await host.client.prompt_and_wait("run it")
-            assert await host.client.get_last_assistant_text() == "done"
+            assert (await host.client.get_last_assistant_text()).text == "done"
             stats = await host.client.get_session_stats()
             assert stats["cost"] == pytest.approx(2 * _expected_cost("mistral", "mistral-medium-latest"))
         second = server.requests[1].body
@@ -171,7 +171,7 @@ async def test_ollama_models_from_models_json_prompt_without_a_key(tmp_path: Pat
         server.enqueue(_reply("local hello"))
         async with start_host("--model", "ollama/qwen2.5-coder:7b", base=tmp_path) as host:
             await host.client.prompt_and_wait("hi")
-            assert await host.client.get_last_assistant_text() == "local hello"
+            assert (await host.client.get_last_assistant_text()).text == "local hello"
         request = server.requests[0]
         assert "authorization" not in request.headers
         body = request.body
@@ -186,12 +186,12 @@ async def test_available_models_need_a_key_or_a_models_json_entry(tmp_path: Path
     """A hosted compat provider is listed only with its key (environment or auth.json); a keyless
     local server only with models of its own in models.json."""
     async with start_host(base=tmp_path / "none") as host:
-        listed = _providers_of(await host.client.get_available_models())
+        listed = _providers_of((await host.client.get_available_models()).models)
     assert not listed & (HOSTED.keys() | LOCAL), listed
 
     env = {HOSTED["xai"][0]: "xai-key-123", HOSTED["groq"][0]: "groq-key-123"}
     async with start_host(base=tmp_path / "env", env=env) as host:
-        models = await host.client.get_available_models()
+        models = (await host.client.get_available_models()).models
     listed = _providers_of(models)
     assert {"xai", "groq"} <= listed and not listed & (HOSTED.keys() - {"xai", "groq"}) and not listed & LOCAL
     assert {m["id"] for m in models if m["provider"] == "xai"} == {i for p, i in CATALOG if p == "xai"}
@@ -201,7 +201,7 @@ async def test_available_models_need_a_key_or_a_models_json_entry(tmp_path: Path
     (base / "agent" / "auth.json").write_text(json.dumps({"cerebras": {"type": "api_key", "key": "cb-key-123"}}))
     _models_json(base / "agent", {"lmstudio": {"models": [{"id": "qwen3-8b"}]}})
     async with start_host(base=base) as host:
-        models = await host.client.get_available_models()
+        models = (await host.client.get_available_models()).models
     listed = _providers_of(models)
     assert listed & (HOSTED.keys() | LOCAL) == {"cerebras", "lmstudio"}
     (local,) = [m for m in models if m["provider"] == "lmstudio"]
@@ -219,7 +219,7 @@ async def test_models_json_entry_inherits_the_catalog_provider(tmp_path: Path) -
         },
     )
     async with start_host(base=tmp_path, env={"XAI_API_KEY": "xai-key-123"}) as host:
-        models = {(m["provider"], m["id"]): m for m in await host.client.get_available_models()}
+        models = {(m["provider"], m["id"]): m for m in (await host.client.get_available_models()).models}
     plain, grok = models[("vllm", "plain")], models[("xai", "grok-next")]
     assert plain["api"] == grok["api"] == "openai-completions"
     assert plain["baseUrl"] == "http://localhost:8000/v1" and grok["baseUrl"] == "https://api.x.ai/v1"

@@ -264,7 +264,7 @@ async def test_call_cut_off_by_max_tokens_is_not_run_and_the_model_is_told(gemin
 async def test_google_api_key_env_var_and_catalog_models_are_listed(gemini_host: Any, gem_server: Any) -> None:
     gem_server.enqueue(stream_reply("answer.sse"))
     async with gemini_host(env={"GOOGLE_API_KEY": "google-key-77"}) as host:
-        models = await host.client.get_available_models()
+        models = (await host.client.get_available_models()).models
         ours = {m["id"]: m for m in models if m["provider"] == "google"}
         assert {"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3-pro-preview"} <= set(ours)
         assert all(m["api"] == "google-generative-ai" for m in ours.values())
@@ -273,6 +273,6 @@ async def test_google_api_key_env_var_and_catalog_models_are_listed(gemini_host:
         assert gem_server.requests[0].headers["x-goog-api-key"] == "google-key-77"
         # gemini-2.5-pro cannot think "off"; 3 Pro has only low and high.
         await host.client.set_model("google", "gemini-2.5-pro")
-        assert (await host.client.get_available_thinking_levels())[0] == "minimal"
+        assert ((await host.client.get_available_thinking_levels()).levels)[0] == "minimal"
         await host.client.set_model("google", "gemini-3-pro-preview")
-        assert await host.client.get_available_thinking_levels() == ["low", "high"]
+        assert (await host.client.get_available_thinking_levels()).levels == ["low", "high"]

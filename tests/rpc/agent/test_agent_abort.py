@@ -40,7 +40,7 @@ async def test_abort_before_first_byte(agent_host: Any) -> None:
         assert end["role"] == "assistant" and end["stopReason"] == "aborted"
         assert of_type(events, "turn_end")[-1]["toolResults"] == []
         assert (await _persisted_assistants(host))[-1]["stopReason"] == "aborted"
-        assert await host.client.get_last_assistant_text() is None
+        assert (await host.client.get_last_assistant_text()).text is None
 
 
 async def test_abort_mid_text(agent_host: Any) -> None:

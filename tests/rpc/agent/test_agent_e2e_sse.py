@@ -61,7 +61,7 @@ async def test_529_then_success_is_retried(agent_host: Any, sse_server: Any, tmp
         starts = of_type(events, "auto_retry_start")
         assert len(starts) == 1 and starts[0]["delayMs"] == 50 and "529" in starts[0]["errorMessage"]
         assert of_type(events, "auto_retry_end")[0]["success"] is True
-        assert await host.client.get_last_assistant_text() == "Back online."
+        assert (await host.client.get_last_assistant_text()).text == "Back online."
 
 
 async def test_connection_dropped_mid_stream_is_retried(agent_host: Any, sse_server: Any, tmp_path: Path) -> None:
@@ -75,4 +75,4 @@ async def test_connection_dropped_mid_stream_is_retried(agent_host: Any, sse_ser
         assert failed["stopReason"] == "error" and failed["errorMessage"]
         assert len(of_type(events, "auto_retry_start")) == 1
         assert of_type(events, "auto_retry_end")[0]["success"] is True
-        assert await host.client.get_last_assistant_text() == "Complete answer."
+        assert (await host.client.get_last_assistant_text()).text == "Complete answer."

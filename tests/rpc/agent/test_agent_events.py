@@ -47,7 +47,7 @@ async def test_text_reply_event_order_and_deltas(agent_host: Any) -> None:
         assert turn_end["toolResults"] == [] and text_of(turn_end["message"]) == REPLY
         agent_end = of_type(events, "agent_end")[0]
         assert [m["role"] for m in agent_end["messages"]] == ["user", "assistant"]
-        assert await host.client.get_last_assistant_text() == REPLY
+        assert (await host.client.get_last_assistant_text()).text == REPLY
 
 
 async def test_tool_turn_event_order_and_parallelism(agent_host: Any) -> None:
@@ -172,6 +172,7 @@ async def test_tool_call_and_tool_result_hooks(agent_host: Any, tmp_path: Path) 
         assert ends["c2"]["result"]["content"][0]["text"].strip() == "rewritten"
         assert ends["c3"]["result"]["content"][0]["text"] == "patched by hook"
         assert ends["c3"]["result"]["details"] == {"patched": True}
-        results = {m["toolCallId"]: m for m in (await host.client.get_messages()) if m["role"] == "toolResult"}
+        messages = (await host.client.get_messages()).messages
+        results = {m["toolCallId"]: m for m in messages if m["role"] == "toolResult"}
         assert text_of(results["c3"]) == "patched by hook"
         assert text_of(results["c2"]).strip() == "rewritten"

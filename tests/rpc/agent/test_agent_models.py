@@ -53,7 +53,7 @@ async def test_available_models_set_model_and_errors(agent_host: Any) -> None:
 async def test_cycle_model_with_second_provider(agent_host: Any, tmp_path: Path) -> None:
     _second_provider(tmp_path, reasoning=False)
     async with agent_host(base=tmp_path) as host:
-        models = await host.client.get_available_models()
+        models = (await host.client.get_available_models()).models
         refs = [f"{m['provider']}/{m['id']}" for m in models]
         assert "faux/faux-1" in refs and "local-openai-completions/m1" in refs
         await host.client.set_thinking_level("high")
@@ -62,7 +62,7 @@ async def test_cycle_model_with_second_provider(agent_host: Any, tmp_path: Path)
         assert data["model"]["provider"] != "faux" and data["isScoped"] is False
         # The second model has no reasoning: thinking is clamped to off.
         assert data["thinkingLevel"] == "off"
-        assert await host.client.get_available_thinking_levels() == ["off"]
+        assert (await host.client.get_available_thinking_levels()).levels == ["off"]
         assert await host.client.cycle_thinking_level() is None
         changed = await host.client.wait_for_event("model_changed", after=n0)
         assert changed["previousModel"]["provider"] == "faux"
@@ -77,7 +77,7 @@ async def test_cycle_model_with_second_provider(agent_host: Any, tmp_path: Path)
 
 async def test_thinking_levels_set_clamp_cycle(agent_host: Any) -> None:
     async with agent_host() as host:
-        assert await host.client.get_available_thinking_levels() == LEVELS
+        assert (await host.client.get_available_thinking_levels()).levels == LEVELS
         assert (await host.client.get_state())["thinkingLevel"] == "medium"
         n0 = len(host.client.events)
         ack = await host.client.set_thinking_level("low")

@@ -148,7 +148,7 @@ async def test_steer_on_idle_session_with_messages_starts_a_turn(agent_host: Any
         events = host.client.events[n0:]
         assert "agent_start" in kinds(events)
         assert user_texts(events) == ["nudge"]
-        assert await host.client.get_last_assistant_text() == "two"
+        assert (await host.client.get_last_assistant_text()).text == "two"
 
 
 async def test_steer_on_empty_session_stays_queued(agent_host: Any) -> None:

@@ -39,7 +39,7 @@ async def test_retry_then_success_with_exponential_delays(agent_host: Any) -> No
         assert [text_of(e["message"]) for e in of_type(events, "message_start") if e["message"]["role"] == "user"] == [
             "x"
         ]
-        messages = await host.client.get_messages()
+        messages = (await host.client.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant"] and text_of(messages[1]) == "recovered"
         entries = (await host.client.get_entries())["entries"]
         stops = [

@@ -17,8 +17,8 @@ async def test_state_messages_and_stats(agent_host: Any) -> None:
             assert key in state, key
         assert state["messageCount"] == 0 and state["isStreaming"] is False
         assert state["steeringMode"] == state["followUpMode"] == "one-at-a-time"
-        assert await host.client.get_last_assistant_text() is None
-        assert await host.client.get_messages() == []
+        assert (await host.client.get_last_assistant_text()).text is None
+        assert (await host.client.get_messages()).messages == []
         stats = await host.client.get_session_stats()
         assert "latestAssistantUsage" not in stats and stats["totalMessages"] == 0
 
@@ -27,10 +27,10 @@ async def test_state_messages_and_stats(agent_host: Any) -> None:
             {"content": "  Final words.  ", "usage": {**USAGE, "output": 30}},
         )
         await host.client.prompt_and_wait("go")
-        messages = await host.client.get_messages()
+        messages = (await host.client.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "toolResult", "assistant"]
         assert (await host.client.get_state())["messageCount"] == 5
-        assert await host.client.get_last_assistant_text() == "Final words."
+        assert (await host.client.get_last_assistant_text()).text == "Final words."
 
         stats = await host.client.get_session_stats()
         assert (
@@ -66,6 +66,6 @@ async def test_last_assistant_text_skips_empty_aborted(agent_host: Any) -> None:
             lambda e: e["type"] == "message_start" and e["message"]["role"] == "assistant", after=n0
         )
         await host.client.abort()
-        assert await host.client.get_last_assistant_text() == "first answer"
+        assert (await host.client.get_last_assistant_text()).text == "first answer"
         stats = await host.client.get_session_stats()
         assert stats["assistantMessages"] == 2 and stats["latestAssistantUsage"] is not None

@@ -149,7 +149,7 @@ async def test_steer_and_follow_up_expand(cmd_host: Any, resources: dict[str, Pa
         assert (await host.client.steer("/tpl s1 's 2'"))["disposition"] == "queued"
         assert (await host.client.follow_up("/skill:deploy"))["disposition"] == "queued"
         await host.client.wait_for_idle(after=start)
-        texts = user_texts(await host.client.get_messages())
+        texts = user_texts((await host.client.get_messages()).messages)
         assert texts[0] == "first"
         assert texts[1].startswith("one=s1 two=s 2 three=[] all=s1 s 2")
         assert texts[2].startswith('<skill name="deploy"') and texts[2].endswith("</skill>")

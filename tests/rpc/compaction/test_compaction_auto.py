@@ -88,7 +88,7 @@ async def test_overflow_compacts_and_retries() -> None:
         # the retry's context: the compaction message (with the kept tail), no failed reply
         context = host.faux_calls()[-1]["context"]["messages"]
         assert len(context) == 1 and "[User]: third" in context[0]["content"][0]["text"]
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["role"] for m in messages] == ["custom", "assistant"]
         assert messages[-1]["content"][0]["text"] == "recovered answer"
         host.assert_protocol_lines()

@@ -52,7 +52,7 @@ async def test_hook_cancels_or_supplies_text(tmp_path) -> None:
         entry = file_entries(session_file(host))[-1]
         assert entry["type"] == "compaction" and entry["fromHook"] is True
         assert entry["details"]["rung"] == "extension"
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert "summary by hook" in messages[0]["content"][0]["text"]
         host.assert_protocol_lines()
 

@@ -65,7 +65,7 @@ async def test_manual_compact_end_to_end() -> None:
         assert read_jsonl(backup) == read_jsonl(path)[:-1]
 
         # get_messages: the synthesized compaction message with the kept tail, nothing else
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert len(messages) == 1
         [message] = messages
         assert message["role"] == "custom" and message["customType"] == "compaction"

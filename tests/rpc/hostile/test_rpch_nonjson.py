@@ -96,7 +96,7 @@ async def test_a_plugins_nan_reaches_no_client_as_nan() -> None:
         assert result.ok
         end = next(e for e in result if e["type"] == "tool_execution_end")
         assert end["result"]["details"] == {"mean": None, "max": None, "min": None, "rows": [1.5, None]}
-        messages: list[dict[str, Any]] = await host.client.get_messages()
+        messages: list[dict[str, Any]] = (await host.client.get_messages()).messages
         tool_result = next(m for m in messages if m["role"] == "toolResult")
         assert tool_result["details"]["rows"] == [1.5, None]
         for line in host.client.lines:

@@ -70,7 +70,7 @@ async def _recover(tmp_path: Path, server: sse.SSEServer, replayed: int) -> list
         assert await c.call("start_pending_recovery") == report  # the same report ...
         await asyncio.sleep(0.3)
         assert len(server.requests) == before + 1  # ... and nothing sent again
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert {m["role"] for m in messages} == {"user", "assistant"}  # the journal is not a message
         host.assert_protocol_lines()
     async with start_host("--continue", *MODEL, base=tmp_path, settings=QUIET) as host:

@@ -135,7 +135,7 @@ async def test_abort_in_retry_delay_holds_steering_until_the_next_prompt() -> No
         await c.prompt("second")
         await c.wait_for_idle(after=n1)
         assert user_texts(c.events[n1:]) == ["second", "s1"]
-        assert await c.get_last_assistant_text() == "answer"
+        assert (await c.get_last_assistant_text()).text == "answer"
 
 
 async def test_steer_on_idle_session_without_abort_still_starts_a_turn() -> None:
@@ -150,4 +150,4 @@ async def test_steer_on_idle_session_without_abort_still_starts_a_turn() -> None
         assert (await c.steer("nudge"))["disposition"] == "queued"
         await c.wait_for_idle(after=n1)
         assert user_texts(c.events[n1:]) == ["nudge"]
-        assert await c.get_last_assistant_text() == "r2"
+        assert (await c.get_last_assistant_text()).text == "r2"

@@ -39,7 +39,7 @@ async def test_base_url_credentials_never_leave_the_host(tmp_path: Path) -> None
             assert state["model"]["baseUrl"] == (
                 "http://[REDACTED:baseUrl:local]@127.0.0.1:9/v1?[REDACTED:baseUrl:local]&api-version=2024-10-21"
             )
-            models = {m["provider"]: m["baseUrl"] for m in await host.client.get_available_models()}
+            models = {m["provider"]: m["baseUrl"] for m in (await host.client.get_available_models()).models}
             assert models["short"] == "http://[REDACTED:baseUrl:short]@127.0.0.1:9/v1?[REDACTED:baseUrl:short]"
             assert models["tokenuser"] == "https://[REDACTED:baseUrl:tokenuser]@127.0.0.1:9/v1"
             await host.client.set_model("short", "m1")

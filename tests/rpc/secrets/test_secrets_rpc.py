@@ -164,7 +164,7 @@ async def test_echoed_credential_is_masked_in_everything_the_host_writes(
                 server.enqueue(TEXT[setup.api](["1,5"]))
                 compacted = await c.call("compact")
                 export = await c.export_html()
-                messages = json.dumps(await c.get_messages())
+                messages = json.dumps((await c.get_messages()).messages)
                 bash = await c.bash(f"cat {keyfile}")
         host.assert_protocol_lines()
 
@@ -272,7 +272,7 @@ async def test_a_session_written_before_its_key_was_known_is_masked_on_export_an
     async with start_host("--session", str(session), base=tmp_path, env={"OPENAI_API_KEY": key},
                           settings=NO_SUMMARIES) as host:
         c = host.client
-        messages = json.dumps(await c.get_messages())
+        messages = json.dumps((await c.get_messages()).messages)
         export = await c.export_html()
         host.faux.push("1,5")
         compacted = await c.call("compact")

@@ -55,7 +55,7 @@ async def test_another_projects_session_cannot_be_opened_or_deleted_by_id(
     async with srpc_host(*backend, cwd=other_cwd) as host:  # still there for its own project
         c = host.client
         assert await c.call("switch_session", sessionId=foreign["sessionId"]) == {"cancelled": False}
-        texts = [m for m in await c.get_messages() if m["role"] == "user"]
+        texts = [m for m in (await c.get_messages()).messages if m["role"] == "user"]
         assert "secret plans of project b" in str(texts)
         assert await c.call("delete_session", sessionId=mine["sessionId"]) is None
     async with srpc_host(*backend, cwd=home_cwd) as host:

@@ -46,7 +46,7 @@ async def test_a_second_process_can_read_a_locked_session_but_not_write_it(
         async with srpc_host(*backend, stderr=err.fileno()) as second:
             c = second.client
             assert await c.call("switch_session", sessionId=owner["sessionId"]) == {"cancelled": False}
-            assert "from the first host" in str(await c.get_messages())  # reading works
+            assert "from the first host" in str((await c.get_messages()).messages)  # reading works
             response = await c.request({"type": "set_session_name", "name": "clash"})
             assert response["success"] is False
             assert response["error"].startswith("Session is open for writing in another atomic process: ")
@@ -55,7 +55,7 @@ async def test_a_second_process_can_read_a_locked_session_but_not_write_it(
             ends = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
             assert ends and ends[-1]["message"]["stopReason"] == "error"
             assert "Session is open for writing in another atomic process" in ends[-1]["message"]["errorMessage"]
-            assert "from the second host" not in str(await c.get_messages())  # memory agrees with the file
+            assert "from the second host" not in str((await c.get_messages()).messages)  # memory agrees with the file
             await chat(first, "first host goes on")  # the owner is not disturbed
         stored = _stored(owner["sessionLocation"], srpc_host.database)
         assert _user_texts(stored) == ["from the first host", "first host goes on"]
@@ -107,7 +107,7 @@ async def test_a_failed_append_answers_an_error_and_the_next_write_continues_the
             assert ends[-1]["message"]["stopReason"] == "error"
             assert "Could not save the session" in ends[-1]["message"]["errorMessage"]
             assert path.stat().st_size == size  # nothing half-written
-            assert "while full" not in str(await c.get_messages())
+            assert "while full" not in str((await c.get_messages()).messages)
             assert "sessionName" not in await state(c)  # the name that could not be saved was not set
         finally:
             resource.prlimit(pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
@@ -116,7 +116,7 @@ async def test_a_failed_append_answers_an_error_and_the_next_write_continues_the
         assert _user_texts(records) == ["before the disk filled", "after space came back"]
         ids = {r["id"] for r in records[1:]}
         assert all(r.get("parentId") in ids or r.get("parentId") is None for r in records[1:])  # one unbroken tree
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
                 for m in messages if m["role"] == "user"] == _user_texts(records)  # fmt: skip
         assert c.proc.returncode is None  # SIGXFSZ did not kill it

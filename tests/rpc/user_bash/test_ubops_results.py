@@ -18,7 +18,7 @@ async def test_an_answered_command_is_recorded_and_streams_nothing(ops_host: Any
             "truncated": False,
         }
         assert not [e for e in c.events if e.get("type") == "bash_execution_update"]
-        (message,) = await c.get_messages()
+        (message,) = (await c.get_messages()).messages
         assert message["role"] == "bashExecution" and message["command"] == "answer: anything"
         assert message["output"] == "answered by the plugin\n" and message["exitCode"] == 5
 

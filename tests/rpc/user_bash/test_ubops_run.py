@@ -47,7 +47,7 @@ async def test_operations_stream_channels_exit_code_and_record(ops_host: Any, ru
         response = await host.client.request({"type": "user_bash", "command": "box: echo hi", "id": "u1"})
         assert response["success"] and response["data"]["output"] == "[box] hi\n"
         assert response["data"]["exitCode"] == 0
-        messages = await host.client.get_messages()
+        messages = (await host.client.get_messages()).messages
         assert [m["role"] for m in messages] == ["bashExecution", "bashExecution"]
         assert messages[0]["command"] == cmd and messages[0]["exitCode"] == 3
         assert messages[0]["output"] == data["output"] and messages[0]["fullOutputPath"] is None
@@ -76,7 +76,7 @@ async def test_abort_stops_the_runner_and_answers_cancelled(ops_host: Any, runne
         assert time.monotonic() - started < 3
         assert data == {"output": "[box] started\n", "cancelled": True, "truncated": False}
         assert "killed" in runner_log.read_text().split()
-        message = (await c.get_messages())[-1]
+        message = ((await c.get_messages()).messages)[-1]
         assert message["cancelled"] is True and message.get("exitCode") is None
 
 
@@ -110,7 +110,7 @@ async def test_a_raising_runner_fails_the_command_and_is_reported(ops_host: Any)
         assert error["event"] == "user_bash" and error["extensionPath"].endswith("ext_ubops.py")
         assert "the box is gone" in error["error"]
         assert bash_output(host, "b1") == "about to fail\n"  # what it streamed before failing
-        assert await c.get_messages() == []  # a failed command records nothing
+        assert (await c.get_messages()).messages == []  # a failed command records nothing
 
 
 async def test_big_output_is_truncated_with_the_full_log(ops_host: Any, tmp_root: Path) -> None:
@@ -130,7 +130,7 @@ async def test_shell_command_prefix_reaches_the_runner(ops_host: Any, runner_log
     async with ops_host(settings={"shellCommandPrefix": "GREETING=from-prefix"}) as host:
         data = await bash(host, "plain: echo $GREETING", "p1")
         assert data["output"] == "from-prefix\n"
-        message = (await host.client.get_messages())[-1]
+        message = ((await host.client.get_messages()).messages)[-1]
         assert message["command"] == "plain: echo $GREETING"  # recorded as typed, without the prefix
 
 
@@ -141,4 +141,4 @@ async def test_a_key_split_across_pieces_is_masked(ops_host: Any) -> None:
         assert data["output"] == "key=[REDACTED:ANTHROPIC_API_KEY] end\n" and data["exitCode"] == 7
         assert bash_output(host, "k1") == data["output"]
         assert key not in "\n".join(host.client.lines)
-        assert key not in str(await host.client.get_messages())
+        assert key not in str((await host.client.get_messages()).messages)

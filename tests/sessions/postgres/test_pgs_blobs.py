@@ -65,7 +65,7 @@ async def test_backup_and_oversized_result_are_kept_in_the_database(pg_url: str,
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     async with pg_host(pg_url, "--session", session_id, base=elsewhere, cwd=work) as other:
-        assert "now the second thing" in str(await other.client.get_messages())
+        assert "now the second thing" in str((await other.client.get_messages()).messages)
         await chat(other, "continued elsewhere")
     assert user_texts(entries(pg_url, session_id))[-1] == "continued elsewhere"
 

@@ -67,7 +67,7 @@ async def test_a_session_deleted_underneath_fails_the_next_write_loudly(tmp_path
         name = await a.client.request({"type": "set_session_name", "name": "n"})
         assert name["success"] is False and name["error"].startswith("Session was deleted while open here")
         assert stored(owner["sessionLocation"]) == []  # not written again, no orphan rows
-        assert "two" not in str(await a.client.get_messages())  # memory agrees with the store
+        assert "two" not in str((await a.client.get_messages()).messages)  # memory agrees with the store
         assert await a.client.call("clone") == {"cancelled": False}  # what the message advises keeps it
         clone = await a.client.call("get_state")
         assert clone["sessionId"] != owner["sessionId"]

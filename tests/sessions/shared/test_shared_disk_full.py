@@ -88,7 +88,7 @@ async def test_a_full_disk_fails_the_prompt_loudly_and_the_session_goes_on_after
                 assert agent_end["messages"] == [reply]
                 name = await a.client.request({"type": "set_session_name", "name": "no room " + big})
                 assert name["success"] is False and name["error"]
-                assert "while full" not in str(await a.client.get_messages())  # memory agrees with the store
+                assert "while full" not in str((await a.client.get_messages()).messages)  # memory agrees with the store
             assert stored(owner["sessionLocation"]) == before  # nothing half-written
             assert not [p.name for p in agent_dir.rglob("*") if p.name.endswith(".tmp")]
             await chat(a, "after space came back")

@@ -64,7 +64,7 @@ async def test_importing_an_older_copy_makes_a_new_session_and_keeps_the_newer_e
         assert await a.client.call("import_session", inputPath=str(older)) == {"cancelled": False}
         copy = await a.client.call("get_state")
         assert copy["sessionId"] != original["sessionId"]
-        assert _texts(await a.client.get_messages()) == TURNS[:2]  # what the file holds
+        assert _texts((await a.client.get_messages()).messages) == TURNS[:2]  # what the file holds
         assert user_texts(stored(copy["sessionLocation"])) == TURNS[:2]
         assert stored_header(copy["sessionLocation"])["parentSession"] == original["sessionLocation"]
         assert user_texts(stored(original["sessionLocation"])) == TURNS[:4]  # nothing lost
@@ -74,7 +74,7 @@ async def test_importing_an_older_copy_makes_a_new_session_and_keeps_the_newer_e
         assert user_texts(stored(original["sessionLocation"])) == TURNS[:4]
         # back to the original: all four turns, writable
         assert await a.client.call("switch_session", sessionId=original["sessionId"]) == {"cancelled": False}
-        assert _texts(await a.client.get_messages()) == TURNS[:4]
+        assert _texts((await a.client.get_messages()).messages) == TURNS[:4]
         await chat(a, TURNS[4])
         assert user_texts(stored(original["sessionLocation"])) == TURNS[:5]
     log = stderr_of(tmp_path, "a")
@@ -103,7 +103,7 @@ async def test_importing_the_same_copy_opens_it_and_a_newer_copy_brings_its_new_
         assert await a.client.call("import_session", inputPath=str(four)) == {"cancelled": False}
         assert (await a.client.call("get_state"))["sessionId"] == theirs["sessionId"]
         assert stored(mine["sessionLocation"]) == json_records(four)
-        assert _texts(await a.client.get_messages()) == TURNS[:4]
+        assert _texts((await a.client.get_messages()).messages) == TURNS[:4]
         assert await _sessions(a) == [theirs["sessionId"]]
         await chat(a, TURNS[4])
         assert user_texts(stored(mine["sessionLocation"])) == TURNS[:5]

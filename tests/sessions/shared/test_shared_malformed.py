@@ -77,7 +77,7 @@ async def test_a_session_with_malformed_entries_loads_answers_and_goes_on(
             for _ in range(2):  # every read answers, again and again
                 stats = await c.call("get_session_stats")
                 assert (stats["userMessages"], stats["assistantMessages"]) == (1, 2)
-                texts = [m["content"][0]["text"] for m in await c.get_messages()]
+                texts = [m["content"][0]["text"] for m in (await c.get_messages()).messages]
                 assert texts == ["one", "re: one", "5"]
                 entries = (await c.call("get_entries"))["entries"]
                 assert [e["message"] for e in entries if e["type"] == "message"].count("oops") == 1  # left as it is

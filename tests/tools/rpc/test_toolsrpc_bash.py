@@ -86,7 +86,7 @@ async def test_abort_bash_by_id_and_all(rpc_host: Any) -> None:
         results = await asyncio.wait_for(asyncio.gather(*runs), 5)
         assert time.monotonic() - started < 3
         assert all(r["cancelled"] and "exitCode" not in r for r in results)
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         cancelled = [m for m in messages if m["role"] == "bashExecution" and m["cancelled"]]
         assert len(cancelled) == 4 and all("exitCode" not in m or m["exitCode"] is None for m in cancelled)
 
@@ -112,7 +112,7 @@ async def test_full_output_file_in_private_temp_tree(rpc_host: Any, tmp_root: Pa
         # Small outputs get no file and no path.
         small = await bash(host, "echo small", "small")
         assert "fullOutputPath" not in small or small["fullOutputPath"] is None
-        message = (await host.client.get_messages())[0]
+        message = ((await host.client.get_messages()).messages)[0]
         assert message["role"] == "bashExecution" and message["fullOutputPath"] == str(path)
 
 
@@ -128,7 +128,7 @@ async def test_symlinked_session_temp_dir_is_refused(rpc_host: Any, tmp_root: Pa
         assert data["truncated"] is True
         assert data.get("fullOutputPath") is None
         assert list(elsewhere.iterdir()) == []  # nothing written through the link
-        message = (await host.client.get_messages())[-1]
+        message = ((await host.client.get_messages()).messages)[-1]
         assert message["fullOutputPath"] is None
 
 
@@ -151,7 +151,7 @@ async def test_bash_message_recorded_and_sent_with_next_prompt(rpc_host: Any) ->
         await bash(host, "echo hello; exit 2", "b1")
         await bash(host, "echo secret", "b2", excludeFromContext=True)
         await c.request({"type": "user_bash", "command": "printf ''", "id": "b3"})
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["role"] for m in messages] == ["bashExecution"] * 3
         assert messages[0]["command"] == "echo hello; exit 2" and messages[0]["exitCode"] == 2
         assert messages[1]["excludeFromContext"] is True
@@ -181,14 +181,14 @@ async def test_bash_during_streaming_is_deferred_to_next_prompt(rpc_host: Any) -
         await c.prompt("first")
         await c.wait_for_event("agent_start", after=start)
         await bash(host, "echo during", "d1")
-        roles = [m["role"] for m in await c.get_messages()]
+        roles = [m["role"] for m in (await c.get_messages()).messages]
         assert "bashExecution" not in roles  # deferred while streaming
         await c.wait_for_idle(after=start)
-        roles = [m["role"] for m in await c.get_messages()]
+        roles = [m["role"] for m in (await c.get_messages()).messages]
         assert "bashExecution" not in roles  # still deferred: flushed at the next prompt
         host.faux.push("second reply")
         await c.prompt_and_wait("second")
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant", "bashExecution", "user", "assistant"]
         assert user_texts(host.faux_calls()[-1]) == [
             "first",
@@ -210,9 +210,9 @@ async def test_request_survives_new_session(rpc_host: Any) -> None:
         assert replacement != original
         data = await asyncio.wait_for(running, 5)
         assert data["output"] == "before\nafter\n" and bash_output(host, "keep") == "before\nafter\n"
-        assert await c.get_messages() == []  # the replacement session stays clean
+        assert (await c.get_messages()).messages == []  # the replacement session stays clean
         await c.switch_session(original)
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant", "bashExecution"]
         assert messages[-1]["command"] == "echo before; sleep 0.8; echo after"
 

@@ -55,7 +55,7 @@ async def test_oversized_result_saved_next_to_the_session(rpc_host: Any) -> None
         assert result["role"] == "toolResult"
         assert result["content"] == [{"type": "text", "text": text}]
         # And so does the stored message.
-        stored = [m for m in await host.client.get_messages() if m["role"] == "toolResult"]
+        stored = [m for m in (await host.client.get_messages()).messages if m["role"] == "toolResult"]
         assert stored[0]["content"][0]["text"] == text
 
 

@@ -84,7 +84,7 @@ async def test_max_result_chars_zero_keeps_a_large_result_inline(rpc_host: Any, 
         await host.client.prompt_and_wait("call both")
         results = {
             m["toolName"]: m["content"][0]["text"]
-            for m in (await host.client.get_messages())
+            for m in ((await host.client.get_messages()).messages)
             if m.get("role") == "toolResult"
         }
         assert results["bounded_tool"] == "x" * 60_000

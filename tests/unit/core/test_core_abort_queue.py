@@ -42,5 +42,5 @@ async def test_abort_in_retry_delay_returns_promptly_and_holds_queue() -> None:
         ]
         assert users == ["second", "then this"]
         assert [e["type"] for e in c.events[n1:]].count("agent_start") == 1
-        assert await c.get_last_assistant_text() == "answer to the follow-up"
+        assert (await c.get_last_assistant_text()).text == "answer to the follow-up"
         assert (await c.get_state())["pendingMessageCount"] == 0

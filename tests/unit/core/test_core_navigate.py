@@ -32,7 +32,7 @@ async def test_navigate_tree_with_summary_appends_branch_summary() -> None:
         assert request["tools"] == []
 
         # The new context: first exchange plus the summary; the model sees it on the next prompt.
-        messages = await c.get_messages()
+        messages = (await c.get_messages()).messages
         assert [m["role"] for m in messages] == ["user", "assistant", "branchSummary"]
         host.faux.push("ok")
         await c.prompt_and_wait("third question")

@@ -32,7 +32,7 @@ async def test_summary_generated_after_run_and_listed() -> None:
         call = host.faux_calls()[-1]
         assert call["context"]["tools"] == []
         assert "fix the parser test" in call["context"]["messages"][0]["content"][0]["text"]
-        listed = await c.list_sessions()
+        listed = (await c.list_sessions()).sessions
         assert listed[0]["summary"] == summary["summary"]
         assert listed[0]["summarizedThroughId"] == assistant["id"]
 

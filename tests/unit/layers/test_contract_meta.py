@@ -71,5 +71,5 @@ async def test_a_host_with_every_optional_builtin_blocked_still_serves(tmp_path:
         assert state["sessionId"]
         host.faux.push("still answering")
         await host.client.prompt_and_wait("hi")
-        assert await host.client.get_last_assistant_text() == "still answering"
+        assert (await host.client.get_last_assistant_text()).text == "still answering"
         assert [t["name"] for t in host.faux_calls()[0]["context"]["tools"]] == []
