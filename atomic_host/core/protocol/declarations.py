@@ -512,3 +512,5 @@ class ExtensionUiResponse:
     value: str | None = None
     confirmed: bool | None = None
     cancelled: bool | None = None
+    message: str | None = None
+    """With ``value: "Deny"`` on a tool approval: the text the model gets (docs/permissions.md)."""
