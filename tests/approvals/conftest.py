@@ -1,0 +1,12 @@
+"""Lets the tests here import ``appr_helpers`` and the shared ``agent_helpers`` and ``pm_helpers``
+(test dirs are not packages)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "agent"))
+sys.path.insert(0, str(HERE.parent / "print_mode"))
+sys.path.insert(0, str(HERE))
