@@ -184,10 +184,11 @@ def uncovered(rules: list[Rule], command: shell.Command) -> list[shell.Subcomman
 
 
 def _covers(rule: Rule, part: shell.Subcommand) -> bool:
-    """An allow rule covers a subcommand that writes a file only when it names it exactly (a
-    session approval of that very subcommand)."""
+    """An allow rule covers a subcommand that writes a file only when it names it exactly, without
+    a wildcard (``Bash(make > build.log)``, or a session approval of that very subcommand)."""
     if part.writes:
-        return rule.literal and not rule.prefix and rule.spec == part.text
+        exact = not rule.prefix if rule.literal else "*" not in (rule.spec or "*")
+        return exact and rule.spec == part.text
     return _spec_matches(rule, part.text)
 
 
