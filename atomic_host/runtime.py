@@ -129,14 +129,20 @@ class Runtime:
 
     def _approvals_gate_closes(self) -> None:
         """The approvals plugin could not load while the permission mode asks for approvals: it
-        stands for a fail-closed gate, so tool calls are blocked instead of running unasked."""
+        stands for a fail-closed gate, so tool calls are blocked instead of running unasked. One the
+        user disabled stays off (with a warning)."""
         record = self.plugins.records.get(APPROVALS)
-        if record is None or record.status != "failed":
+        if record is None or record.status not in ("failed", "disabled"):
             return
         from atomic_host.kit.permission_modes import ASKING, startup_mode
 
-        if startup_mode(self.options.permission_mode, self.settings.get, self.options.mode) in ASKING:
+        mode = startup_mode(self.options.permission_mode, self.settings.get, self.options.mode)
+        if mode not in ASKING:
+            return
+        if record.status == "failed":
             record.fail_closed = True
+        else:  # the user's choice: said, not overruled
+            log.warning(f"permission mode {mode} has no effect: {APPROVALS} is disabled (disabledPlugins)")
 
     def local_extension_paths(self) -> list[Path]:
         paths: list[Path] = []
