@@ -47,11 +47,14 @@ class Command:
 
 
 def parse(command: str) -> Command:
-    """Split ``command`` into its subcommands (see the module docstring)."""
+    """Split ``command`` into its subcommands (see the module docstring). What a substitution runs
+    is a subcommand of its own, inside double quotes too (``echo "$(rm -rf x)"``)."""
     parts: list[Subcommand] = []
     buf: list[str] = []
     writes = opaque = False
     quote = ""
+    nested: list[tuple[str, str]] = []
+    """Open ``(``, ``$(`` and backticks: (what closes it, the quote to go back to)."""
     i, n = 0, len(command)
 
     def flush() -> None:
@@ -73,25 +76,26 @@ def parse(command: str) -> Command:
             buf.append(command[i : i + 2])
             i += 2
             continue
-        if quote == '"':
-            if c == '"':
-                quote = ""
-            elif c == "`" or (c == "$" and command.startswith("$(", i)):
-                opaque = True  # a substitution inside double quotes still runs
-            buf.append(c)
-            i += 1
+        substitution = c == "$" and command.startswith("$(", i)
+        if c == "`" and nested and nested[-1][0] == "`" and quote == "":
+            flush()
+            quote = nested.pop()[1]  # the backtick that closes one
+        elif c == "`" or substitution:
+            opaque = True  # a substitution runs, inside double quotes too
+            flush()
+            nested.append(("`" if c == "`" else ")", quote))
+            quote = ""
+            i += 2 if substitution else 1
             continue
-        if c in "'\"":
+        elif quote == '"':
+            quote = "" if c == '"' else quote
+            buf.append(c)
+        elif c in "'\"":
             quote = c
             buf.append(c)
         elif c in " \t":
             if buf and buf[-1] != " ":
                 buf.append(" ")
-        elif c == "$" and command.startswith("$(", i):
-            opaque = True
-            flush()
-            i += 2
-            continue
         elif c in "<>":
             end, into_file = _redirect(command, i)
             buf.append(command[i:end])
@@ -103,14 +107,17 @@ def parse(command: str) -> Command:
             if c == "&" and (command.startswith("&>", i) or after_redirect):
                 buf.append(c)  # &> and >& redirect, they do not separate
             else:
-                if c == "`" or (c == "(" and after_redirect):  # a substitution: <(…), >(…), `…`
-                    opaque = True
                 flush()
+                if c == "(":
+                    opaque = opaque or after_redirect  # <(…) and >(…) run a command too
+                    nested.append((")", ""))
+                elif c == ")" and nested and nested[-1][0] == ")":
+                    quote = nested.pop()[1]
         else:
             buf.append(c)
         i += 1
     flush()
-    return Command(command.strip(), parts, opaque or quote != "")
+    return Command(command.strip(), parts, opaque or quote != "" or bool(nested))
 
 
 def _redirect(command: str, i: int) -> tuple[int, bool]:
