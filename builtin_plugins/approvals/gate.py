@@ -131,6 +131,7 @@ class Approvals:
             log.warning(f"permission rule {error}")
         self.modes: dict[str, str | None] = {}
         self.grants: dict[str, list[Rule]] = {}
+        self._last_question: asyncio.Future[None] | None = None
         timeout = _setting(api.settings, "permissions.askTimeoutMs")
         valid = isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0
         self.ask_timeout: float | None = timeout / 1000 if valid else None
@@ -167,6 +168,19 @@ class Approvals:
             return None  # nothing set: as the protocol always ran tools
         if mode == "bypassPermissions" and not rules.deny:
             return None
+        # The calls of one message run in parallel; their questions are asked one at a time, in
+        # the order the calls came: each waits for the one before it to be answered.
+        before, mine = self._last_question, asyncio.get_running_loop().create_future()
+        self._last_question = mine
+        try:
+            return await self._decide(event, mode, session, before)
+        finally:
+            _after(before, mine)
+
+    async def _decide(
+        self, event: ToolCallEvent, mode: str | None, session: str, before: asyncio.Future[None] | None
+    ) -> ToolCallDecision | None:
+        api = self.api
         name, args, cwd = event.tool_name, dict(event.input), api.session_cwd
         read_only = self._read_only(name)
         question = await asyncio.to_thread(self.question, name, args, read_only, mode, session, cwd)
@@ -175,6 +189,10 @@ class Approvals:
             return None
         if verdict.kind == "refuse":
             return ToolCallDecision(block=True, reason=verdict.why)
+        if before is not None:
+            await asyncio.shield(before)
+        if allowed(self.grants.get(session, []), question.call):  # allowed for the session meanwhile
+            return None
         scope = ", ".join(g.text for g in question.grants) or None
         approval = Approval(name, event.tool_call_id, event.input, title(name, args), cwd, question.diff, scope)
         ask = getattr(api.ui, "approve", None)
@@ -285,6 +303,14 @@ class Approvals:
             lines.append(f"  allowed for this session: {rule.text}")
         lines += [f"  ignored: {error}" for error in self.rules.errors]
         return "\n".join(lines)
+
+
+def _after(before: asyncio.Future[None] | None, mine: asyncio.Future[None]) -> None:
+    """Settle ``mine`` once ``before`` is: the next question waits for both."""
+    if before is None or before.done():
+        mine.set_result(None)
+    else:
+        before.add_done_callback(lambda _f: mine.done() or mine.set_result(None))
 
 
 def _inside(path: str, cwd: str) -> bool:

@@ -118,10 +118,18 @@ def prepare(name: str, args: dict[str, Any], cwd: str) -> Call:
         if name == "read" and isinstance(raw, str):
             raw = _READ_SELECTOR.sub("", raw)
         call.path = tool_path(raw, cwd)
-        call.paths = [] if call.path is None else sorted({call.path, os.path.realpath(call.path)})
+        call.paths = [] if call.path is None else sorted({call.path, _resolved(call.path)})
     else:
         call.text = json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return call
+
+
+def _resolved(path: str) -> str:
+    """``path`` with symlinks resolved; as it is when it cannot be (a NUL byte: the tool refuses it)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
 
 
 def covers_tool(rule: Rule, name: str) -> bool:
