@@ -3,7 +3,6 @@ approvals plugin's unified diff, ACP's diff content)."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from typing import Any
@@ -74,6 +73,8 @@ def proposed_change(name: str, args: dict[str, Any], cwd: str) -> Change | None:
 def unified_diff(change: Change, cwd: str) -> str:
     """``change`` as a unified diff (``--- a/<path>`` / ``+++ b/<path>``, relative to ``cwd`` when
     inside it; ``/dev/null`` for a new file)."""
+    import difflib  # only when a dialog shows a diff: not on every start
+
     rel = os.path.relpath(change.path, cwd)
     shown = change.path if rel.startswith("..") else rel
     before = "/dev/null" if change.old is None else f"a/{shown}"

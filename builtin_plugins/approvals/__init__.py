@@ -42,14 +42,22 @@ def _enforcing() -> bool:
     return any(host.enforcing() for host in list(_hosts))
 
 
+def _configured(api: HostAPI) -> bool:
+    """Whether anything asks for approvals (cheap: read on every start and call until it does)."""
+    return api.mode == "acp" or bool(getattr(api.options, "permission_mode", None)) or "permissions" in api.settings
+
+
 @hookimpl
 def host_start(api: HostAPI) -> None:
-    approvals_of(api)  # the mode and the rules are read (and reported) at start, not at the first call
+    if _configured(api):
+        approvals_of(api)  # the mode and the rules are read (and reported) at start, not at the first call
 
 
 @hookimpl(trylast=True)
 @fail_closed(when=_enforcing)
 async def tool_call(event: ToolCallEvent, api: HostAPI) -> ToolCallDecision | None:
+    if api.service(SERVICE) is None and not _configured(api):
+        return None  # nothing set (and no /permissions yet): tools run as the protocol always ran them
     return await approvals_of(api).gate(event)
 
 
