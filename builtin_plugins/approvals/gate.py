@@ -232,7 +232,8 @@ class Approvals:
         mode = self.mode(session_id)
         if mode is None and not (self.rules.deny or self.rules.ask):
             return "allow"
-        return self.question(name, args, self._read_only(name), mode, session_id or "", cwd).verdict.kind
+        call = prepare(name, args, cwd)
+        return self.verdict(call, self._read_only(name), mode, session_id or "", cwd).kind
 
     def question(
         self, name: str, args: dict[str, Any], read_only: bool, mode: str | None, session: str, cwd: str
