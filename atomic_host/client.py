@@ -13,9 +13,12 @@ and can be awaited with :meth:`wait_for_event` or observed with :meth:`on_event`
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import os
+import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -155,7 +158,11 @@ class RunResult(list):  # type: ignore[type-arg]
         return "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
 
 
-class RunFailed(Exception):
+class ClientError(Exception):
+    """Base of every error this client raises about the host and its answers."""
+
+
+class RunFailed(ClientError):
     """``prompt_and_wait(..., check=True)`` for a run that ended in error."""
 
     def __init__(self, result: RunResult) -> None:
@@ -163,7 +170,7 @@ class RunFailed(Exception):
         self.result = result
 
 
-class RpcError(Exception):
+class RpcError(ClientError):
     """A ``success:false`` response."""
 
     def __init__(self, response: dict[str, Any]) -> None:
@@ -171,8 +178,45 @@ class RpcError(Exception):
         self.response = response
 
 
+class HostExited(ClientError, ConnectionError):
+    """The host's output ended (it exited, was killed, or closed stdout) while something waited for it.
+
+    Raised at once, to every waiter (a request, ``wait_for_event``, ``stream``, ``prompt_and_wait``)
+    and by every call made after it. ``status`` is the exit status as ``Popen.returncode`` gives it
+    (negative: killed by that signal; None: the process had not exited a moment after closing its
+    output); ``stderr_tail`` is the end of what the host wrote on stderr, when the client could read
+    it (see :class:`RpcClient`'s ``stderr``)."""
+
+    def __init__(self, status: int | None, stderr_tail: str = "") -> None:
+        self.status = status
+        self.stderr_tail = stderr_tail
+        super().__init__(_exit_text(status) + (f"; its stderr ended with:\n{stderr_tail}" if stderr_tail else ""))
+
+
+class ClientTimeout(ClientError, TimeoutError):
+    """Nothing the caller waited for arrived within its timeout (the host is still running)."""
+
+
+def _exit_text(status: int | None) -> str:
+    if status is None:
+        return "the host closed its output (still running)"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"the host was killed by {name} (status {status})"
+    return f"the host exited with status {status}"
+
+
 class RpcClient:
-    """Drives one host subprocess over JSONL."""
+    """Drives one host subprocess over JSONL.
+
+    ``stderr`` is where the host's diagnostics go. By default the client reads them through a pipe
+    and copies them to its own ``sys.stderr``, keeping the last few kilobytes for
+    :class:`HostExited`; a file descriptor of a regular file (a log) is read back at the end for
+    the same purpose; anything else (``DEVNULL``, a terminal, ``PIPE`` read by the caller) gives
+    errors without a stderr tail."""
 
     def __init__(
         self,
@@ -196,12 +240,20 @@ class RpcClient:
         """Every stdout line, verbatim (tests check that nothing but JSON is printed); the newest
         ``max_records`` of each kind are kept (None: all)."""
         self.exit_code: int | None = None
-        """The host's exit status once it has exited (after ``close()`` / ``async with``)."""
+        """The host's exit status once it has exited (after ``close()`` / ``async with``, or once
+        its output ended)."""
+        self.failure: HostExited | None = None
+        """Set when the host's output ended: what every waiter is told from then on."""
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
-        self._changed = asyncio.Event()
+        self._arrival: asyncio.Future[None] | None = None
+        """Resolved when the next records arrive (see :meth:`_until`)."""
+        self._ended: asyncio.Future[None] | None = None
+        """Resolved when the host's output has ended and :attr:`failure` is set."""
         self._reader: asyncio.Task[None] | None = None
+        self._stderr_tail = bytearray()
+        self._stderr_reader: asyncio.Task[None] | None = None
 
     # --- lifecycle ---
 
@@ -212,10 +264,13 @@ class RpcClient:
             *self.args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=self.stderr,
+            stderr=asyncio.subprocess.PIPE if self.stderr is None else self.stderr,
             cwd=self.cwd,
             env=env,
         )
+        self._ended = asyncio.get_running_loop().create_future()
+        if self.stderr is None:
+            self._stderr_reader = asyncio.create_task(self._copy_stderr())
         self._reader = asyncio.create_task(self._read())
         return self
 
@@ -238,10 +293,23 @@ class RpcClient:
             await self.proc.wait()
         if self._reader:
             await asyncio.wait({self._reader}, timeout=2)
+        if self._stderr_reader and not self._stderr_reader.done():
+            self._stderr_reader.cancel()  # a child of the host may hold its stderr open
         self.exit_code = self.proc.returncode
         return self.exit_code
 
     async def _read(self) -> None:
+        try:
+            await self._read_lines()
+        finally:
+            # However the output ended (EOF, a read error, this task cancelled): every waiter wakes.
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():
+                self._end(self.proc.returncode if self.proc else None, "")
+            else:
+                self._end(*await self._exit_details())
+
+    async def _read_lines(self) -> None:
         assert self.proc and self.proc.stdout
         buffer = bytearray()
         while chunk := await self.proc.stdout.read(1 << 16):
@@ -254,12 +322,58 @@ class RpcClient:
             *lines, rest = bytes(buffer).split(b"\n")
             buffer = bytearray(rest)
             for raw in lines:
-                self._dispatch(raw.decode())
+                self._dispatch(raw.decode(errors="replace"))
+            self._arrived()
         if buffer:
-            self._dispatch(buffer.decode())
-        for fut in self._pending.values():
-            if not fut.done():
-                fut.set_exception(ConnectionError("host exited"))
+            self._dispatch(buffer.decode(errors="replace"))
+
+    def _end(self, status: int | None, stderr_tail: str) -> None:
+        """The host's output is over: record how it ended and wake every waiter."""
+        self.failure = HostExited(status, stderr_tail)
+        if self.exit_code is None:
+            self.exit_code = status
+        self._pending.clear()
+        self._arrived()
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
+
+    def _exited(self) -> HostExited:
+        """A fresh :class:`HostExited` like :attr:`failure` (each raise gets its own traceback)."""
+        assert self.failure is not None
+        return HostExited(self.failure.status, self.failure.stderr_tail)
+
+    EXIT_WAIT_S = 1.0
+    """After the host's output ended, how long the client waits for its exit status."""
+
+    async def _exit_details(self) -> tuple[int | None, str]:
+        """The exit status (None if the process has not exited within :attr:`EXIT_WAIT_S`) and the
+        last lines of its stderr."""
+        assert self.proc is not None
+        try:
+            status: int | None = await asyncio.wait_for(asyncio.shield(self.proc.wait()), self.EXIT_WAIT_S)
+        except TimeoutError:
+            status = None
+        if self._stderr_reader is not None:
+            # Its last lines are written before it exits; a child holding the pipe must not stop us.
+            await asyncio.wait({self._stderr_reader}, timeout=0.2)
+            return status, _tail_text(bytes(self._stderr_tail))
+        return status, _tail_text(_file_tail(self.stderr))
+
+    STDERR_TAIL_BYTES = 8192
+    """How much of the host's stderr the client keeps for :class:`HostExited`."""
+
+    async def _copy_stderr(self) -> None:
+        """Copy the host's stderr to ours as it comes, keeping its tail."""
+        assert self.proc and self.proc.stderr
+        tail = self._stderr_tail
+        while chunk := await self.proc.stderr.read(1 << 16):
+            tail += chunk
+            del tail[: max(0, len(tail) - self.STDERR_TAIL_BYTES)]
+            try:
+                sys.stderr.write(chunk.decode(errors="replace"))
+                sys.stderr.flush()
+            except (OSError, ValueError):  # our own stderr is closed: the tail is still kept
+                pass
 
     def _dispatch(self, line: str) -> None:
         self.lines.append(line)
@@ -269,6 +383,8 @@ class RpcClient:
             record = loads_deep(line)
         except ValueError:
             return
+        if not isinstance(record, dict):
+            return
         if record.get("type") == "response":
             self.responses.append(record)
             fut = self._pending.pop(str(record.get("id")), None)
@@ -276,26 +392,73 @@ class RpcClient:
                 fut.set_result(record)
         else:
             self.events.append(record)
-            for listener in self._listeners:
-                listener(record)
-        self._changed.set()
+            for listener in list(self._listeners):
+                try:
+                    listener(record)
+                except Exception as exc:  # a listener's bug must not stop the reader (and every waiter)
+                    asyncio.get_running_loop().call_exception_handler(
+                        {"message": "RpcClient event listener failed", "exception": exc}
+                    )
+
+    def _arrived(self) -> None:
+        """Wake whoever waits for new records (:meth:`_until`)."""
+        if self._arrival is not None and not self._arrival.done():
+            self._arrival.set_result(None)
+        self._arrival = None
+
+    async def _until(self, target: asyncio.Future[Any] | None, deadline: float, what: str) -> Any:
+        """Wait for ``target`` (a response future; None: the next records to arrive) until
+        ``deadline`` (loop time). The one waiting primitive of this client: it raises
+        :class:`HostExited` as soon as the host's output ends, and :class:`ClientTimeout` naming
+        ``what`` once the deadline passes."""
+        if self.failure is not None:
+            raise self._exited()
+        loop = asyncio.get_running_loop()
+        if target is None:
+            if self._arrival is None:
+                self._arrival = loop.create_future()
+            target = self._arrival
+        assert self._ended is not None, "start() the client first"
+        done, _ = await asyncio.wait(
+            {target, self._ended}, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED
+        )
+        if target in done:
+            return target.result()
+        if self.failure is not None:
+            raise self._exited()
+        raise ClientTimeout(what)
 
     # --- raw access ---
 
     async def send_raw(self, data: bytes) -> None:
         """Write bytes as they are (tests use it for malformed input)."""
         assert self.proc and self.proc.stdin
-        self.proc.stdin.write(data)
-        await self.proc.stdin.drain()
+        if self.failure is not None:
+            raise self._exited()
+        try:
+            self.proc.stdin.write(data)
+            await self.proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:  # the host is gone: say how it ended
+            if self._ended is not None:
+                await asyncio.wait({self._ended}, timeout=self.EXIT_WAIT_S + 1)
+            if self.failure is not None:
+                raise self._exited() from exc
+            raise
 
     async def request(self, command: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
         """Send a command with a fresh id; return the whole response record."""
         req_id = command.get("id") or f"c{next(self._ids)}"
         command = {**command, "id": req_id}
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[str(req_id)] = fut
-        await self.send_raw(json.dumps(command).encode() + b"\n")
-        return await asyncio.wait_for(fut, timeout)
+        try:
+            await self.send_raw(json.dumps(command).encode() + b"\n")
+            what = f"no response to {command.get('type')!r} (id {req_id!r}) within {timeout}s"
+            return await self._until(fut, deadline, what)
+        finally:
+            self._pending.pop(str(req_id), None)
 
     async def call(self, type_: str, timeout: float = 30, **fields: Any) -> Any:
         """Send a command and return its ``data``; raise :class:`RpcError` on failure."""
@@ -318,8 +481,7 @@ class RpcClient:
     ) -> dict[str, Any]:
         """The first event (index >= ``after``) matching a type name or predicate."""
         check = (lambda e: e.get("type") == predicate) if isinstance(predicate, str) else predicate
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = asyncio.get_running_loop().time() + timeout
         index = after
         while True:
             while index < len(self.events):
@@ -327,21 +489,7 @@ class RpcClient:
                 index += 1
                 if check(event):
                     return event
-            if (
-                self.proc is not None
-                and self.proc.returncode is not None
-                and self._reader
-                and self._reader.done()
-            ):
-                raise ConnectionError("host exited while waiting for an event")
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise TimeoutError(f"no event matching {predicate!r} within {timeout}s")
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
+            await self._until(None, deadline, f"no event matching {predicate!r} within {timeout}s")
 
     async def wait_for_idle(self, *, after: int = 0, timeout: float = 60) -> dict[str, Any]:
         """Wait for ``agent_settled`` (nothing automatic left: retries, queue) after event index ``after``."""
@@ -366,16 +514,17 @@ class RpcClient:
         """``async for event in client.stream("…")``: the run's events as they arrive, ending
         with ``agent_settled`` (like ``claude-agent-sdk``'s ``query()``). A prompt that does not
         start a run (a handled command, a queued message) yields nothing."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        unsubscribe = self.on_event(queue.put_nowait)
+        queue: collections.deque[dict[str, Any]] = collections.deque()
+        unsubscribe = self.on_event(queue.append)
         try:
             data = await self.prompt(message, **fields)
             if not (data and data.get("disposition") == "started"):
                 return
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout
+            deadline = asyncio.get_running_loop().time() + timeout
             while True:
-                event = await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time()))
+                while not queue:
+                    await self._until(None, deadline, f"the run did not settle within {timeout}s")
+                event = queue.popleft()
                 yield event
                 if event.get("type") == "agent_settled":
                     return
@@ -428,8 +577,11 @@ class RpcClient:
     async def get_available_models(self) -> list[dict[str, Any]]:
         return (await self.call("get_available_models"))["models"]
 
-    async def refresh_models(self) -> Any:
-        return await self.call("refresh_models")
+    async def refresh_models(
+        self, *, timeout_ms: int | None = None, force: bool | None = None, allow_network: bool | None = None
+    ) -> Any:
+        """The catalog after a refresh, with ``aborted`` and ``errors`` (docs/models.md)."""
+        return await self.call("refresh_models", timeoutMs=timeout_ms, force=force, allowNetwork=allow_network)
 
     async def logout_provider(self, provider: str) -> Any:
         return await self.call("logout_provider", provider=provider)
@@ -557,3 +709,22 @@ class RpcClient:
         await self.send_raw(
             json.dumps({"type": "extension_ui_response", "id": request_id, **answer}).encode() + b"\n"
         )
+
+
+def _file_tail(fd: int | None, size: int = RpcClient.STDERR_TAIL_BYTES) -> bytes:
+    """The last ``size`` bytes of the regular file open on ``fd`` (a log given as ``stderr``), else b""."""
+    if fd is None or fd < 0:
+        return b""
+    try:
+        info = os.fstat(fd)
+        return os.pread(fd, size, max(0, info.st_size - size)) if stat.S_ISREG(info.st_mode) else b""
+    except OSError:
+        return b""
+
+
+def _tail_text(data: bytes, lines: int = 20) -> str:
+    """The last ``lines`` complete lines of ``data`` as text."""
+    text = data.decode(errors="replace")
+    if len(data) >= RpcClient.STDERR_TAIL_BYTES and "\n" in text:
+        text = text.split("\n", 1)[1]  # the first line was cut by the byte limit
+    return "\n".join(text.rstrip("\n").split("\n")[-lines:]).strip("\n")

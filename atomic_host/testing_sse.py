@@ -39,7 +39,8 @@ class Reply:
     chunks: list[Chunk] = field(default_factory=list)
     status: int = 200
     body: str | None = None
-    """For error replies: the whole body (sent with a content-length)."""
+    """For error replies: the whole body (sent with a content-length). An error status with
+    ``chunks`` and no body streams the chunks instead."""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str | None = None
     drop_after: int | None = None
@@ -219,7 +220,7 @@ class SSEServer:
         if reply.stall_before_headers:
             self._stall(h)
             return
-        if reply.body is not None or reply.status >= 400:
+        if reply.body is not None or (reply.status >= 400 and not reply.chunks):
             data = (reply.body or "").encode()
             h.send_response(reply.status)
             h.send_header("content-type", reply.content_type or "application/json")

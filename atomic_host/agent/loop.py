@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.agent.truncated_calls import is_cut_off, refused_calls, repeated_cut_off_text
 from atomic_host.core.jsonfast import dumps
 from atomic_host.kit import secrets
 from atomic_host.kit.llm.complete import assistant_message, failed
@@ -95,14 +96,21 @@ class _UpdateEmitter:
             self.emit(update, line)
 
 
-async def stream_assistant(run: RunPorts, system_prompt: str | None) -> dict[str, Any]:
-    """Stream one assistant message, emitting message_start / message_update / message_end."""
+async def stream_assistant(
+    run: RunPorts, system_prompt: str | None, after_cut_off: bool = False
+) -> tuple[dict[str, Any], frozenset[str]]:
+    """Stream one assistant message, emitting message_start / message_update / message_end.
+
+    Returns the message and the ids of its tool calls whose arguments were not complete JSON (the
+    ``done`` event's ``incompleteToolCalls``). ``after_cut_off``: the run's previous reply was cut
+    off inside a tool call; if this one is too, it ends as an error (``truncated_calls``)."""
     emit = run.emit
     model = run.model
     assert model is not None
     emit({"type": "message_start", "message": assistant_message(model, "pending")})
     stream_fn = run.stream_fn(model["api"])
     final: dict[str, Any] | None = None
+    incomplete: frozenset[str] = frozenset()
     if run.abort_signal.is_set():
         final = failed("Request was aborted", model, "aborted")
     elif stream_fn is None:
@@ -118,6 +126,7 @@ async def stream_assistant(run: RunPorts, system_prompt: str | None) -> dict[str
                     etype = event.get("type")
                     if etype == "done":
                         final = event.get("message") or event.get("partial")
+                        incomplete = frozenset(event.get("incompleteToolCalls") or ())
                         break
                     if etype == "error":
                         final = event.get("error") or event.get("partial")
@@ -142,10 +151,12 @@ async def stream_assistant(run: RunPorts, system_prompt: str | None) -> dict[str
         final["errorMessage"] = secrets.mask(final["errorMessage"])
     if final.get("stopReason") == "pending":
         final["stopReason"] = "error"
+    if after_cut_off and is_cut_off(final):
+        final["stopReason"], final["errorMessage"] = "error", repeated_cut_off_text(model)
     final = run.end_message(final)
     emit({"type": "message_end", "message": final})
     run.record_message(final)
-    return final
+    return final, incomplete
 
 
 async def run_agent(
@@ -158,17 +169,19 @@ async def run_agent(
     is polled at its start and delivered after ``new_messages``, before the first model call.
 
     A ``tool_call`` hook that answers ``terminate`` ends the run after that turn's tool batch: the
-    results are recorded, no further model call is made and the queues stay as they are."""
+    results are recorded, no further model call is made and the queues stay as they are. Between a
+    tool batch and the next model call the context may be compacted (``prepare_next_call``)."""
     emit = run.emit
     run_messages: list[dict[str, Any]] = []
     emit({"type": "agent_start"})
     pending = [*new_messages, *run.poll_steering()] if poll_steering_first else new_messages
+    cut_off = False  # the previous reply was cut off by the output limit inside a tool call
     while True:
         emit({"type": "turn_start"})
         for message in pending:
             run_messages.append(run.deliver_message(message))
         pending = []
-        assistant = await stream_assistant(run, system_prompt)
+        assistant, incomplete = await stream_assistant(run, system_prompt, cut_off)
         run_messages.append(assistant)
         run.note_assistant(assistant)
         if assistant["stopReason"] in ("error", "aborted"):
@@ -177,17 +190,15 @@ async def run_agent(
         calls = [b for b in assistant.get("content", []) if b.get("type") == "toolCall"]
         results: list[dict[str, Any]] = []
         terminate = False
+        cut_off = is_cut_off(assistant)
         if calls:
-            if assistant["stopReason"] == "length":  # cut off by the output limit: arguments may be truncated
-                from atomic_host.agent.truncated_calls import fail_truncated_tool_calls
+            # Imported on the first tool call, not at start (with oversized results and the
+            # fsio/tempdirs helpers): the first get_state does not wait for them.
+            from atomic_host.agent.tool_exec import execute_tool_calls
 
-                results = fail_truncated_tool_calls(run, calls)
-            else:
-                # Imported on the first tool call, not at start (with oversized results and the
-                # fsio/tempdirs helpers): the first get_state does not wait for them.
-                from atomic_host.agent.tool_exec import execute_tool_calls
-
-                results, terminate = await execute_tool_calls(run, calls)
+            # arguments that may be truncated are never run
+            refused = refused_calls(assistant, calls, incomplete) if cut_off or incomplete else None
+            results, terminate = await execute_tool_calls(run, calls, refused)
             for index, result in enumerate(results):
                 emit({"type": "message_start", "message": result})
                 results[index] = result = run.end_message(result)
@@ -199,6 +210,10 @@ async def run_agent(
         # suspending must not starve the RPC reader (get_state, abort, clear_queue).
         await asyncio.sleep(0)
         if run.abort_signal.is_set() or terminate:
+            break
+        if calls and not await run.prepare_next_call():
+            break  # the context cannot be sent, even compacted (agent_continue_error said why)
+        if run.abort_signal.is_set():
             break
         pending = run.poll_steering()
         if pending or calls:

@@ -145,10 +145,16 @@ async def _nested_call(run: ToolPorts, name: str, args: dict[str, Any], signal: 
     return await call_tool(run, name, args, f"nested-{time.monotonic_ns()}", signal)
 
 
-async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+async def execute_tool_calls(
+    run: ToolPorts, calls: list[dict[str, Any]], refused: dict[int, str] | None = None
+) -> tuple[list[dict[str, Any]], bool]:
     """Emit start events in source order, run all calls concurrently, return the toolResult
     messages in source order (their message events are emitted by the caller) and whether a
-    ``tool_call`` hook asked to end the run after this batch (``terminate``)."""
+    ``tool_call`` hook asked to end the run after this batch (``terminate``).
+
+    A call listed in ``refused`` (by its index in ``calls``) is not run, and no hook sees it: its
+    result is that error text (arguments that cannot be trusted, see ``truncated_calls``)."""
+    refused = refused or {}
     emit = run.emit
     terminate = False
     for call in calls:
@@ -161,8 +167,10 @@ async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tup
             }
         )
 
-    async def run_one(call: dict[str, Any]) -> dict[str, Any]:
+    async def run_one(index: int, call: dict[str, Any]) -> dict[str, Any]:
         name, call_id, args = call["name"], call["id"], call.get("arguments") or {}
+        if index in refused:
+            return _ended(emit, call_id, name, ToolResult.text(refused[index], is_error=True))
 
         def on_update(partial: ToolResult) -> None:
             emit(
@@ -183,26 +191,31 @@ async def execute_tool_calls(run: ToolPorts, calls: list[dict[str, Any]]) -> tup
         tool = run.tools.get(name)
         if is_oversized(tool, result):  # a file or a database row: written off the loop
             result = await asyncio.to_thread(persist_if_oversized, run, tool, call_id, result)
-        emit(
-            {
-                "type": "tool_execution_end",
-                "toolCallId": call_id,
-                "toolName": name,
-                "result": result.to_wire(),
-                "isError": result.is_error,
-            }
-        )
-        message: dict[str, Any] = {
-            "role": "toolResult",
+        return _ended(emit, call_id, name, result)
+
+    messages = list(await asyncio.gather(*(run_one(i, c) for i, c in enumerate(calls))))
+    return messages, terminate
+
+
+def _ended(emit: Any, call_id: str, name: str, result: ToolResult) -> dict[str, Any]:
+    """Emit ``tool_execution_end`` for a finished call and return its toolResult message."""
+    emit(
+        {
+            "type": "tool_execution_end",
             "toolCallId": call_id,
             "toolName": name,
-            "content": result.content,
+            "result": result.to_wire(),
             "isError": result.is_error,
-            "timestamp": int(time.time() * 1000),
         }
-        if result.details is not None:
-            message["details"] = result.details
-        return message
-
-    messages = list(await asyncio.gather(*(run_one(c) for c in calls)))
-    return messages, terminate
+    )
+    message: dict[str, Any] = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": result.content,
+        "isError": result.is_error,
+        "timestamp": int(time.time() * 1000),
+    }
+    if result.details is not None:
+        message["details"] = result.details
+    return message

@@ -40,6 +40,7 @@ from atomic_host.contract.results import (
     Failure,
     InputResult,
     MessageEndResult,
+    ProviderPayload,
     RecoverResult,
     Summary,
     ToolCallDecision,
@@ -50,7 +51,10 @@ from atomic_host.contract.tools import ToolResult
 if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
+        AfterProviderResponseEvent,
         BeforeAgentStartEvent,
+        BeforeProviderHeadersEvent,
+        BeforeProviderRequestEvent,
         CompactEvent,
         ContextEvent,
         InputEvent,
@@ -109,7 +113,6 @@ def spec(
     *,
     returns: tuple[type, ...] = (),
     sync: bool = False,
-    firstresult: bool = False,
     bounded: bool = True,
     on_failure: Callable[[str, str], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -117,7 +120,7 @@ def spec(
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         DISPATCH_RULES[fn.__name__] = HookRule(combine, returns, sync, bounded, on_failure)
-        return hookspec(firstresult=firstresult)(fn)
+        return hookspec(fn)
 
     return mark
 
@@ -287,6 +290,27 @@ def context(event: ContextEvent, api: HostAPI) -> ContextResult | None:
     in call order. The session itself is not changed: this is what the model sees, this once."""
 
 
+@spec("chain", returns=(ProviderPayload,))
+def before_provider_request(event: BeforeProviderRequestEvent, api: HostAPI) -> ProviderPayload | None:
+    """A provider request's JSON body is built (``event.payload``, ``event.model``, ``event.url``),
+    right before it is sent: every HTTP request of the host's adapters (runs, compaction, summaries)
+    and of any adapter built on ``atomic_host.kit.llm.http.drive``. Mutate ``event.payload`` in
+    place or return ``ProviderPayload(new)`` to replace it; results chain in call order."""
+
+
+@spec("each")
+def before_provider_headers(event: BeforeProviderHeadersEvent, api: HostAPI) -> None:
+    """A provider request's headers (``event.headers``, lower-case names), after
+    ``before_provider_request``. Mutate them: a new value adds or overrides a header, None (or
+    deleting the key) leaves it out. Values that are not strings are dropped."""
+
+
+@spec("each")
+def after_provider_response(event: AfterProviderResponseEvent, api: HostAPI) -> None:
+    """A provider answered (``event.status``, ``event.headers``, ``event.elapsed_ms``,
+    ``event.attempt``), before the body is read: every attempt, failed ones (429, 5xx) included."""
+
+
 @spec("chain", returns=(MessageEndResult,), sync=True)
 def message_end(event: MessageEndEvent, api: HostAPI) -> MessageEndResult | None:
     """A message is finished (user, custom, assistant, toolResult), before ``message_end`` is sent
@@ -364,7 +388,7 @@ def session_compact(event: SessionCompactEvent, api: HostAPI) -> None:
     ``event.result``: the compaction result as sent in ``compaction_end``)."""
 
 
-@spec("first_result", returns=(Cancel, CompactResult), firstresult=True)
+@spec("first_result", returns=(Cancel, CompactResult))
 def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Cancel | CompactResult | None:
     """Compaction is about to summarise the region the strategy prepared (``event.lines``,
     ``event.protected``, ``event.first_kept_entry_id``, ``event.parameters``). Return ``Cancel()``
@@ -372,7 +396,7 @@ def session_before_compact(event: SessionBeforeCompactEvent, api: HostAPI) -> Ca
     (rung ``extension``, no model call). The first result wins; any other type is reported and ignored."""
 
 
-@spec("first_result", returns=(Compaction, Failure, Cancel), firstresult=True, bounded=False)
+@spec("first_result", returns=(Compaction, Failure, Cancel), bounded=False)
 def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel | None:
     """The compaction strategy: compact ``event.branch_entries`` (manual ``compact``, or automatic:
     ``event.reason`` threshold | overflow). Return a ``Compaction`` (the boundary the host writes),
@@ -388,7 +412,7 @@ def compact(event: CompactEvent, api: HostAPI) -> Compaction | Failure | Cancel 
 # --- Summaries ---
 
 
-@spec("first_result", returns=(Summary, Failure), firstresult=True, bounded=False)
+@spec("first_result", returns=(Summary, Failure), bounded=False)
 def summarize(event: SummarizeEvent, api: HostAPI) -> Summary | Failure | None:
     """Write a summary: ``event.kind`` session (the background one-line summary after a run) |
     branch (``navigate_tree`` with ``summarize``: the abandoned branch, ``event.instructions``).

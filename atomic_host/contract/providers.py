@@ -28,7 +28,7 @@ Once called, a stream never raises: every failure becomes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from atomic_host.contract.records import field, record
@@ -54,11 +54,36 @@ class StreamOptions:
     timeout_s: float | None = None
     stream_deadline_s: float = 300.0
     """Longest silence between two stream events before the request fails."""
+    max_line_bytes: int = 32 * 1024 * 1024
+    """Longest stream line (or event) accepted, decompressed: a longer one fails the request
+    instead of growing memory without end (a gzip bomb, a line that never ends)."""
     max_retries: int = 0
     max_retry_delay_ms: int = 60000
     cache_retention: str = "short"
     http_client: Any = None
     """Optional shared ``httpx.AsyncClient``."""
+    provider_hooks: ProviderHooks | None = None
+    """Set by the host when a plugin implements ``before_provider_request``,
+    ``before_provider_headers`` or ``after_provider_response``; adapters built on
+    ``atomic_host.kit.llm.http.drive`` call it (None: nothing to call)."""
+
+
+class ProviderHooks(Protocol):
+    """The provider hooks of one request, as :func:`atomic_host.kit.llm.http.drive` calls them."""
+
+    async def before_request(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The body to send (``before_provider_request``)."""
+        ...
+
+    async def before_headers(self, url: str, headers: dict[str, str]) -> dict[str, str]:
+        """The headers to send (``before_provider_headers``)."""
+        ...
+
+    async def after_response(
+        self, url: str, status: int, headers: Mapping[str, str], elapsed_ms: float, attempt: int
+    ) -> None:
+        """A response head arrived (``after_provider_response``)."""
+        ...
 
 
 @record
@@ -147,6 +172,16 @@ class OAuthLogin:
 
 
 @record
+class CatalogRequest:
+    """What a provider's ``refresh_models`` gets: where to ask, with which credential."""
+
+    provider: str
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@record
 class ProviderInfo:
     """A provider and its model catalog.
 
@@ -186,3 +221,9 @@ class ProviderInfo:
     scripted: bool = False
     """Replays scripted replies (tests, demos) instead of calling a model: never picked as the
     default model, and LLM-written summaries are off for it unless enabled."""
+    refresh_models: Callable[[CatalogRequest], Awaitable[list[dict[str, Any]]]] | str | None = None
+    """A dynamic catalog (a server that lists its models, e.g. ``GET /v1/models``):
+    ``await refresh_models(CatalogRequest)`` returns the provider's current models (model dicts as
+    in ``models``, at least ``id``), or raises. Called by the ``refresh_models`` command when it may
+    use the network; its answer is kept beside ``models`` (same id: the fetched one wins) until the
+    next successful fetch. A ``"module:function"`` string is imported on first use."""

@@ -5,12 +5,16 @@ Two engines give the same JSON values: orjson (about 10x faster on big responses
 from its warm-up thread after the first response, so startup never pays for the import — and the
 standard library's C encoder otherwise, or for what orjson refuses (nesting deeper than 254,
 integers beyond 64 bits, non-string keys, lone surrogates). Either way U+2028, U+2029 and U+0085
-never appear raw, so no client line splitter can cut a record in two.
+never appear raw, so no client line splitter can cut a record in two, and the output is strict
+JSON: a float that is NaN or infinite (a plugin's ``float("nan")``, a client's ``1e400``) is written
+``null`` by both engines, as orjson and JavaScript's ``JSON.stringify`` write it, never the
+``NaN``/``Infinity`` that ``JSON.parse``, serde and Go reject.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _fast: Any = None
@@ -111,19 +115,40 @@ def _fast_bytes(obj: Any) -> bytes | None:
 
 def _standard(obj: Any) -> str:
     try:
-        return _encode(obj)
+        return _text(obj, _encode)
+    except ValueError as exc:
+        if not str(exc).startswith(_NOT_FINITE):
+            raise
+    # A NaN or infinite float somewhere (rare): written as null, as orjson writes it.
+    return _NON_FINITE.sub(_null_outside_strings, _text(obj, _encode_nan))
+
+
+def _text(obj: Any, encode: Any) -> str:
+    try:
+        return encode(obj)
     except RecursionError:  # e.g. get_tree of a long linear session: thousands of levels deep
-        return _dumps_deep(obj)
+        return _dumps_deep(obj, encode)
+
+
+_NOT_FINITE = "Out of range float values are not JSON compliant"
+"""The start of the standard encoder's error for a NaN or infinite float (``allow_nan=False``)."""
+_NON_FINITE = re.compile(r'"(?:[^"\\]+|\\.)*"|-?Infinity|NaN')
+"""A JSON string (skipped whole: its text may contain the words) or a non-finite number's token."""
+
+
+def _null_outside_strings(match: re.Match[str]) -> str:
+    token = match[0]
+    return token if token[0] == '"' else "null"
 
 
 class _Raw(str):
     """Already-encoded JSON punctuation on the ``_dumps_deep`` work stack."""
 
 
-def _dumps_deep(obj: Any) -> str:
-    """Same output as ``dumps`` without recursing per nesting level: shallow subtrees still go
-    through the C encoder, only the deep spine is walked with an explicit stack."""
-    encode = json.JSONEncoder(separators=(",", ":"), default=_default).encode
+def _dumps_deep(obj: Any, encode: Any = None) -> str:
+    """``encode(obj)`` (default: the strict encoder's) without recursing per nesting level: shallow
+    subtrees still go through the C encoder, only the deep spine is walked with an explicit stack."""
+    encode = encode or _encode
     containers = (dict, list, tuple)
     height: dict[int, int] = {}
     pending: list[tuple[Any, bool]] = [(obj, False)]
@@ -160,6 +185,17 @@ def _dumps_deep(obj: Any) -> str:
     return "".join(parts)
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON (JSON has no NaN or Infinity)")
+
+
+loads_strict = json.JSONDecoder(parse_constant=_not_json).decode
+"""``json.loads`` of a text, strict: ``NaN``, ``Infinity`` and ``-Infinity`` (which Python's parser
+accepts and JSON does not) raise ``ValueError``. A number too big for a double (``1e400``, valid
+JSON) becomes infinity, as in JavaScript, and :func:`dumps` writes it back as ``null``, as
+``JSON.stringify`` does."""
+
+
 def _default(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)
     if dump is not None:
@@ -170,5 +206,7 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
-_encode = json.JSONEncoder(separators=(",", ":"), default=_default).encode
+_encode = json.JSONEncoder(separators=(",", ":"), default=_default, allow_nan=False).encode
 """One encoder for every record: ``json.dumps`` with arguments builds a new one per call."""
+_encode_nan = json.JSONEncoder(separators=(",", ":"), default=_default).encode
+"""The same, writing non-finite floats as ``NaN``/``Infinity`` (turned into null by :func:`_standard`)."""

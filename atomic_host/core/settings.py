@@ -91,6 +91,15 @@ class Settings:
     def compaction_enabled(self) -> bool:
         return self.bool("compaction.enabled", True)
 
+    def save_global_item(self, key: str, item: str, value: Any) -> None:
+        """Set ``item`` of the object ``key`` in the global settings.json (``item`` may hold dots,
+        as model ids do; the object's other items stay)."""
+        current = read_json_object(self.global_path, "settings")
+        table = current.get(key)
+        current[key] = {**(table if isinstance(table, dict) else {}), item: value}
+        atomic_write(self.global_path, json.dumps(current, indent=2) + "\n")
+        self.reload()
+
     def save_global(self, dotted: str, value: Any) -> None:
         """Set one key in the global settings.json (re-read first so concurrent edits survive)."""
         current = read_json_object(self.global_path, "settings")

@@ -52,7 +52,7 @@ async def summarize_entries(
         build_session_context(entries).messages,
         instructions,
         replace,
-        requester(agent, model, _no_reasoning),
+        requester(agent, model, _no_reasoning, retry_source="branchSummary"),
     )
     answer = await hooks.acall("summarize", event=event)
     if isinstance(answer, Failure):

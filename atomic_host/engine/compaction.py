@@ -18,9 +18,10 @@ from atomic_host.contract.events import CompactEvent, Requester, SessionBeforeCo
 from atomic_host.contract.records import record
 from atomic_host.contract.results import Cancel, Compaction, CompactResult, Failure
 from atomic_host.engine.model_choice import fallback_target
-from atomic_host.engine.retry import retry_delay_ms
+from atomic_host.engine.retry import summarization_request
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
+from atomic_host.kit.log import log
 from atomic_host.kit.messages import VERBATIM_STRATEGY
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ NO_STRATEGY = (
 )
 NO_RESULT = "the compaction strategy gave no result (see extension_error)"
 CANCELLED = "Compaction cancelled"
+MID_TURN_FAILURE = "Post-tool context compaction failed before the next provider request: "
 UNRESOLVED_OVERFLOW = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
     "The conversation is still too long for the model's context window."
@@ -61,7 +63,9 @@ class _Cancelled(Exception):
 @record
 class Outcome:
     """How one compaction ended; ``error`` is the client-facing text (already prefixed), and
-    ``answer`` the ``compact`` response's error text when it differs (the bare "too small")."""
+    ``answer`` the ``compact`` response's error text when it differs (the bare "too small").
+    ``result`` and ``error`` together: the boundary was written, but the context is still over
+    the model's window, so the request that should follow it is not sent."""
 
     reason: str
     result: dict[str, Any] | None = None
@@ -80,14 +84,19 @@ class Job:
 
 
 class Compactor:
-    """One session's compaction: the running job, and whether this turn already recovered from an
-    overflow (a second one is not retried). Triggers: :meth:`before_prompt`, :meth:`after_run`;
-    requests: :meth:`manual`, :meth:`abort`; a run's abort: :meth:`cancel_automatic`."""
+    """One session's compaction: the running job, and whether the last reply already recovered
+    from an overflow (a second overflow in a row is not retried). Triggers: :meth:`before_prompt`,
+    :meth:`mid_turn` (after a turn's tool results), :meth:`after_run`; requests: :meth:`manual`,
+    :meth:`abort`; a run's abort: :meth:`cancel_automatic`."""
 
     def __init__(self, agent: CompactionPorts) -> None:
         self.agent = agent
         self.job: Job | None = None
         self.overflow_recovered = False
+        self.mid_turn_failed = False
+        """A mid-turn compaction of this run failed: the run does not try again after each tool batch."""
+        self.stuck = False
+        """This run compacted but is still too long to continue (``agent_continue_error`` was sent)."""
 
     @property
     def running(self) -> bool:
@@ -97,9 +106,21 @@ class Compactor:
         """Whether a plugin implements ``compact`` (automatic compaction is skipped without one)."""
         return self.agent.hooks.has_impls("compact")
 
+    @property
+    def reason(self) -> str | None:
+        """The running compaction's reason (``get_state.compactionReason``), None when none runs."""
+        return self.job.reason if self.running and self.job is not None else None
+
     def new_turn(self) -> None:
-        """A new turn may recover from an overflow once."""
+        """A new prompt may recover from an overflow once, and compact mid-turn again."""
         self.overflow_recovered = False
+        self.mid_turn_failed = self.stuck = False
+
+    def answered(self, message: dict[str, Any]) -> None:
+        """A reply ended: one that is neither an error nor cut off clears the overflow guard, so a
+        later overflow in the same tool-heavy run is recovered again (only two in a row are not)."""
+        if message.get("stopReason") not in ("error", "length", "aborted"):
+            self.overflow_recovered = False
 
     async def manual(self, run: RunControl) -> dict[str, Any]:
         """RPC ``compact``: abort the run, cancel automatic compaction, join a running manual one."""
@@ -158,14 +179,48 @@ class Compactor:
                 return False
             if last in agent.messages:
                 agent.messages.remove(last)
+            if outcome.error:  # compacted, but still too long: the retry is not sent
+                self._stuck(outcome.error)
+                return False
             return will_retry and not abort_signal.is_set()
         if _over_threshold(agent, last):
             await self.start("threshold").task
         return False
 
-    def start(self, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False) -> Job:
+    async def mid_turn(self) -> bool:
+        """After a turn's tool results, before the run's next model call (semantics §4.6): compact
+        when the context (the last reply's usage plus the tool results' estimate) is over the
+        threshold. False when the compacted context is still over the model's window: then the next
+        request is not sent (``compaction_end`` carries the result and an ``errorMessage``, then
+        ``agent_continue_error``). A compaction that fails or is cancelled lets the turn go on as
+        it is (the provider says if it is too long; overflow recovery follows)."""
+        from atomic_host.session.stats import context_estimate
+
+        agent = self.agent
+        window = _window(agent)
+        if self.mid_turn_failed or self.running or window <= 0 or not agent.auto_compaction:
+            return True
+        reserve = agent.settings.int("compaction.reserveTokens", DEFAULT_RESERVE_TOKENS)
+        if context_estimate(agent.messages) <= window - reserve or not self.has_strategy():
+            return True
+        outcome = await _joined(self.start("threshold", mid_turn=True))
+        if outcome.result is not None and outcome.error:
+            self._stuck(outcome.error)
+            return False
+        if outcome.error:
+            self.mid_turn_failed = True
+        return True
+
+    def _stuck(self, error: str) -> None:
+        """The run cannot continue after a compaction: say so (the run ends, nothing is sent)."""
+        self.stuck = True
+        self.agent.emit({"type": "agent_continue_error", "source": "post_compaction", "errorMessage": error})
+
+    def start(
+        self, reason: str, *, failed: dict[str, Any] | None = None, will_retry: bool = False, mid_turn: bool = False
+    ) -> Job:
         """Start one compaction as its own task and remember it as the running job."""
-        self.job = Job(reason, asyncio.create_task(_run(self.agent, reason, failed, will_retry)))
+        self.job = Job(reason, asyncio.create_task(_run(self.agent, reason, failed, will_retry, mid_turn)))
         return self.job
 
 
@@ -233,11 +288,16 @@ def _over_threshold(agent: CompactionPorts, last: dict[str, Any]) -> bool:
 # --- one compaction --------------------------------------------------------------------------------
 
 
-async def _run(agent: CompactionPorts, reason: str, failed: dict[str, Any] | None, will_retry: bool) -> Outcome:
-    _emit_start(agent, reason)
+async def _run(
+    agent: CompactionPorts, reason: str, failed: dict[str, Any] | None, will_retry: bool, mid_turn: bool = False
+) -> Outcome:
+    _emit_start(agent, reason, mid_turn)
+    prefix = MID_TURN_FAILURE if mid_turn else FAILURE_PREFIX[reason]
     try:
-        result = await _compact(agent, reason, failed)
+        result = await _compact(agent, reason, failed, mid_turn)
         outcome = Outcome(reason, result=result)
+        if mid_turn or will_retry:  # a request follows at once: it must fit the model's window
+            outcome.error = _still_too_long(agent, failed)
     except asyncio.CancelledError:
         outcome = Outcome(reason, aborted=True)
     except _Cancelled:
@@ -248,11 +308,27 @@ async def _run(agent: CompactionPorts, reason: str, failed: dict[str, Any] | Non
         manual = reason == "manual"
         outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + message if manual else None, answer=message)
     except _Failed as exc:
-        outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + str(exc))
+        outcome = Outcome(reason, error=prefix + str(exc))
     except Exception as exc:  # a bug must end with compaction_end, not a hung client
-        outcome = Outcome(reason, error=FAILURE_PREFIX[reason] + (str(exc) or type(exc).__name__))
-    _emit_end(agent, outcome, will_retry=will_retry and outcome.result is not None)
+        outcome = Outcome(reason, error=prefix + (str(exc) or type(exc).__name__))
+    retrying = will_retry and outcome.result is not None and not outcome.error
+    _emit_end(agent, outcome, will_retry=retrying, mid_turn=mid_turn)
     return outcome
+
+
+def _still_too_long(agent: CompactionPorts, failed: dict[str, Any] | None) -> str | None:
+    """Why the compacted context cannot be sent (the estimate is over the model's window), or None.
+    ``failed``: the overflowed reply, which leaves the context before the retry."""
+    from atomic_host.session.stats import context_estimate
+
+    context = [m for m in agent.messages if failed is None or m != failed]
+    tokens, window = context_estimate(context), _window(agent)
+    if window <= 0 or tokens <= window:
+        return None
+    return (
+        f"The context remains over the model's input limit after compaction ({tokens} > {window} tokens); "
+        "the next provider request was not sent."
+    )
 
 
 def _answer(outcome: Outcome) -> dict[str, Any]:
@@ -263,11 +339,21 @@ def _answer(outcome: Outcome) -> dict[str, Any]:
     raise HostError(outcome.answer or outcome.error or TOO_SMALL)
 
 
-def _emit_start(agent: CompactionPorts, reason: str) -> None:
-    agent.emit({"type": "compaction_start", "reason": reason})
+def _emit_start(agent: CompactionPorts, reason: str, mid_turn: bool = False) -> None:
+    event: dict[str, Any] = {"type": "compaction_start", "reason": reason}
+    if mid_turn:
+        event["midTurn"] = True
+    agent.emit(event)
 
 
-def _emit_end(agent: CompactionPorts, outcome: Outcome, *, will_retry: bool = False, unresolved: bool = False) -> None:
+def _emit_end(
+    agent: CompactionPorts,
+    outcome: Outcome,
+    *,
+    will_retry: bool = False,
+    unresolved: bool = False,
+    mid_turn: bool = False,
+) -> None:
     event: dict[str, Any] = {
         "type": "compaction_end",
         "reason": outcome.reason,
@@ -279,10 +365,14 @@ def _emit_end(agent: CompactionPorts, outcome: Outcome, *, will_retry: bool = Fa
         event["errorMessage"] = outcome.error
     if unresolved:
         event["unresolvedOverflow"] = True
+    if mid_turn:
+        event["midTurn"] = True
     agent.emit(event)
 
 
-async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] | None) -> dict[str, Any]:
+async def _compact(
+    agent: CompactionPorts, reason: str, failed: dict[str, Any] | None, mid_turn: bool = False
+) -> dict[str, Any]:
     from atomic_host.session.stats import context_estimate
 
     hooks = agent.hooks
@@ -320,7 +410,7 @@ async def _compact(agent: CompactionPorts, reason: str, failed: dict[str, Any] |
         Requester(model, _requester(agent, reason, model, level), level, borrowed)
         for model, level, borrowed in _planner_models(agent)  # the session's, then fallbackModels
     ]
-    event = CompactEvent(reason, branch, context, tokens_before, _window(agent), requesters, before_compact)
+    event = CompactEvent(reason, branch, context, tokens_before, _window(agent), requesters, before_compact, mid_turn)
     answer = await hooks.acall("compact", event=event)
     if isinstance(answer, Cancel):
         raise _Cancelled()
@@ -402,38 +492,11 @@ def _planner_models(agent: CompactionPorts) -> list[tuple[dict[str, Any], str | 
 
 def _requester(agent: CompactionPorts, reason: str, model: dict[str, Any], level: str | None = None) -> Any:
     """One planning request to ``model`` with the session's retry settings and summarization_retry events."""
-    from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
-
-    settings = agent.settings
 
     async def request(context: dict[str, Any]) -> dict[str, Any]:
-        attempt = 0
-        try:
-            while True:
-                final = await _stream_once(agent, model, context, level)
-                retryable = (
-                    final.get("stopReason") == "error"
-                    and is_retryable_error(final)
-                    and not is_context_overflow(final, _window(agent))
-                )
-                if not (retryable and agent.auto_retry and attempt < settings.retry_max):
-                    return final
-                attempt += 1
-                delay = retry_delay_ms(settings, final, attempt)  # the session's policy, retry-after included
-                agent.emit(
-                    {
-                        "type": "summarization_retry_scheduled",
-                        "attempt": attempt,
-                        "maxAttempts": settings.retry_max,
-                        "delayMs": delay,
-                        "errorMessage": final.get("errorMessage", ""),
-                    }
-                )
-                await asyncio.sleep(delay / 1000)
-                agent.emit({"type": "summarization_retry_attempt_start", "source": "compaction", "reason": reason})
-        finally:
-            if attempt:
-                agent.emit({"type": "summarization_retry_finished"})
+        return await summarization_request(
+            agent, lambda: _stream_once(agent, model, context, level), "compaction", reason
+        )
 
     return request
 
@@ -492,13 +555,19 @@ async def _write_backup(agent: CompactionPorts, label: str) -> str | None:
         data = b"".join(encode_line(secrets.mask_obj(r)) for r in records)
         if keep is not None:
             return keep(name, data)
+        import errno
+        from pathlib import Path
+
+        from atomic_host.kit.fsio import atomic_write
+
         path = f"{location}.{name}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with open(fd, "wb") as fh:
-            fh.write(data)
+        # whole or not at all (a temp file linked into place, never over another file), 0600 like the session
+        if not atomic_write(Path(path), data, 0o600, exclusive=True):
+            raise FileExistsError(errno.EEXIST, "File exists", path)
         return path
 
     try:
         return await asyncio.to_thread(write)
-    except OSError:
+    except OSError as exc:
+        log.warning(f"could not write the compaction backup of {location}: {exc}")
         return None

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.engine.agent_session import AgentSession
 from atomic_host.engine.prompting import make_user_message
 from atomic_host.kit.messages import message_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class _Kept:
@@ -38,7 +41,8 @@ def _resolve(rt: Any, ref: str) -> tuple[dict[str, Any], str | None]:
 
 
 async def run_internal_session(
-    owner: AgentSession,
+    rt: Any,
+    owner: AgentSession | None,
     prompt: str,
     *,
     header: dict[str, Any] | None = None,
@@ -46,20 +50,29 @@ async def run_internal_session(
     thinking: str | None = None,
     tools: list[str] | None = None,
     signal: asyncio.Event | None = None,
+    cwd: str | None = None,
+    parent_session: str | None = None,
 ) -> dict[str, Any]:
-    """``api.run_internal_session``: a new child session of ``owner`` runs ``prompt`` once."""
+    """``api.run_internal_session``: a new child session runs ``prompt`` once. Without ``cwd`` it
+    is a child of ``owner`` (the active session: its project, model and thinking level); with
+    ``cwd`` it runs headless in that project as a child of ``parent_session``, whatever session
+    this process has open (``model`` is then required)."""
     from atomic_host.core.models.thinking import clamp
 
-    rt = owner.rt
-    chosen, level = _resolve(rt, model) if model else (owner.model, None)
+    inherited = None
+    if cwd is None:
+        if owner is None:
+            raise HostError("No active session")
+        inherited, cwd, parent_session = owner, owner.cwd, owner.session.location
+    chosen, level = _resolve(rt, model) if model else (inherited.model if inherited else None, None)
     if chosen is None:
         raise HostError("No model selected. Use set_model, --model or configure an API key.")
-    session = rt.store.new_session(owner.cwd, parent_session=owner.session.location)
+    session = rt.store.new_session(cwd, parent_session=parent_session)
     session.header.update(header or {})  # before the first write: the lazy write puts it in line 1
     kept = _Kept()
     child = AgentSession(rt, session, emit=kept)  # type: ignore[arg-type]  # an Emitter by shape
     child.model = chosen
-    child.thinking_level = clamp(chosen, thinking or level or owner.thinking_level)
+    child.thinking_level = clamp(chosen, thinking or level or (inherited.thinking_level if inherited else "medium"))
     child.active.tool_names = set(tools) if tools is not None else None
     child.active.state.record_initial()
     result: dict[str, Any] = {
@@ -105,3 +118,30 @@ async def run_internal_session(
         result["stopReason"] = "error"
         result.setdefault("errorMessage", kept.overflow_error)
     return result
+
+
+def append_to_stored_session(
+    rt: Any,
+    location: str,
+    entry: dict[str, Any],
+    unless: Callable[[list[dict[str, Any]]], bool] | None = None,
+) -> bool:
+    """``api.append_to_session``: append ``entry`` (a ``custom_message``'s fields) to the stored
+    session at ``location`` under its write lock, unless ``unless(entries)`` says it is there
+    already (read under the lock). Blocking: call it in a thread. Raises ``SessionLocked`` while
+    another process has the session open, ``SessionNotFound`` when this store has no such session."""
+    first = rt.store.open_path(location)
+    try:
+        take_lock = getattr(first.writer, "lock", None)
+        if take_lock is not None:
+            take_lock()
+        session = rt.store.open_path(location)  # read again under the lock: what is there now
+        try:
+            if unless is not None and unless(list(session.entries)):
+                return False
+            session.append("custom_message", **entry)
+            return True
+        finally:
+            session.close()
+    finally:
+        first.close()

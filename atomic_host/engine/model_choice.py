@@ -32,6 +32,20 @@ class StartupChoice:
         self.model, self.thinking_level, self.fallback_message = model, thinking_level, fallback_message
 
 
+MODEL_LEVELS = "modelThinkingLevels"
+"""The setting of per-model thinking levels: ``{"<provider>/<modelId>": "<level>"}``
+(``set_thinking_level {persist: true}`` writes the active model's)."""
+
+
+def model_thinking_level(settings: Settings, model: dict[str, Any] | None) -> str | None:
+    """The thinking level saved for ``model`` (``modelThinkingLevels``), if a valid one is."""
+    table = settings.get(MODEL_LEVELS)
+    if model is None or not isinstance(table, dict):
+        return None
+    level = table.get(f"{model['provider']}/{model['id']}")
+    return level if level in LEVELS else None
+
+
 def startup_choice(
     options: Options,
     settings: Settings,
@@ -61,7 +75,8 @@ def startup_choice(
         else:
             model = registry.default_model()  # the providers' preferred_models, never a scripted one
     if fresh or wanted_level:
-        level = wanted_level or settings.str("defaultThinkingLevel") or "medium"
+        saved = model_thinking_level(settings, model) or settings.str("defaultThinkingLevel")
+        level = wanted_level or saved or "medium"
     if level not in LEVELS:
         log.warning(f"unknown thinking level {level!r}, using medium")
         level = "medium"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import ModelSelectEvent, ThinkingLevelSelectEvent
-from atomic_host.engine.model_choice import scoped_models, startup_choice
+from atomic_host.engine.model_choice import MODEL_LEVELS, model_thinking_level, scoped_models, startup_choice
 
 if TYPE_CHECKING:
     from atomic_host.engine.emitter import Emitter
@@ -75,7 +75,8 @@ class ModelState:
         self.model = model
         self.fallback_message = None
         self._session.append("model_change", provider=provider, modelId=model_id)
-        level = clamp(model, self.thinking_level)
+        # the level saved for this model (set_thinking_level persist) comes back with it
+        level = clamp(model, model_thinking_level(rt.settings, model) or self.thinking_level)
         if level != self.thinking_level:
             self._set_level(level)
         self.announce(model, previous, source)
@@ -107,7 +108,10 @@ class ModelState:
         if effective != self.thinking_level:
             self._set_level(effective)
         if persist:
-            self._rt.settings.save_global("defaultThinkingLevel", effective)
+            settings = self._rt.settings
+            settings.save_global("defaultThinkingLevel", effective)
+            if self.model:  # and the active model's own override, used when it is selected again
+                settings.save_global_item(MODEL_LEVELS, f"{self.model['provider']}/{self.model['id']}", effective)
         data: dict[str, Any] = {"level": effective}
         if self.model:
             data.update(provider=self.model["provider"], modelId=self.model["id"])

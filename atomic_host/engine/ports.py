@@ -23,13 +23,17 @@ if TYPE_CHECKING:
 
 
 class SummaryPorts(Protocol):
-    """What the session and branch summaries need: the session, its model and how to call it."""
+    """What the session and branch summaries need: the session, its model and how to call it
+    (with the session's retry settings, reported as events)."""
 
     session: Session
     hooks: Dispatcher
     settings: Settings
     options: Options
     registry: ModelRegistry
+    auto_retry: bool
+
+    def emit(self, event: dict[str, Any]) -> None: ...
 
     @property
     def model(self) -> dict[str, Any] | None: ...
@@ -48,14 +52,11 @@ class CompactionPorts(SummaryPorts, Protocol):
 
     thinking_level: str
     auto_compaction: bool
-    auto_retry: bool
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The in-memory context (after the last boundary)."""
         ...
-
-    def emit(self, event: dict[str, Any]) -> None: ...
 
     def rebuild_context(self, restore_model: bool = True) -> None:
         """Rebuild ``messages`` from the session's branch (after a boundary was written)."""

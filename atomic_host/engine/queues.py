@@ -24,6 +24,8 @@ the session, the journal included, is on disk.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,67 @@ class Queued:
     journal_id: str | None = None
 
 
+class UpdatePacer:
+    """When the owner's ``queue_update`` goes out, so that the bytes written grow with the input,
+    not with its square (each update lists the whole queue: 10,000 ``follow_up``s during a reply
+    wrote 691 MB).
+
+    A change is sent at once while its update is small (:data:`SMALL`, which covers every queue a
+    person builds) or paid for by the credit: each change earns :data:`CREDIT_PER_CHANGE` plus
+    :data:`CREDIT_PER_CHAR` per character it adds, and each update sent costs its size. A change
+    that is neither waits, and so do the ones after it: one update with the state of that moment
+    goes out once the credit covers it, or once the queue has not changed for :data:`QUIET_S`
+    (the final state is always sent). Sizes are counted as they change, never by listing the
+    queue (that alone would be quadratic)."""
+
+    SMALL = 1024
+    CREDIT_PER_CHANGE = 1024
+    CREDIT_PER_CHAR = 2
+    QUIET_S = 0.05
+
+    def __init__(self, send: Callable[[], None]) -> None:
+        self._send_ref = weakref.WeakMethod(send)
+        """The owner's method, held weakly: the owner holds this pacer (no cycle keeps it alive)."""
+        self.size = 0
+        """Characters of the listed texts (plus three per text for quotes and comma)."""
+        self.credit = 0
+        self._waiting = False
+        self._last_change = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def changed(self, delta: int) -> None:
+        """The listed texts changed by ``delta`` characters (negative: removed)."""
+        self.size += delta
+        self.credit += self.CREDIT_PER_CHANGE + self.CREDIT_PER_CHAR * max(delta, 0)
+        cost = self.size + 40
+        loop = asyncio._get_running_loop()
+        if loop is None or cost <= self.SMALL or (not self._waiting and cost <= self.credit):
+            self._send(cost)
+            return
+        self._waiting = True
+        self._last_change = time.monotonic()
+        if self._timer is None:
+            self._timer = loop.call_later(self.QUIET_S, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        if not self._waiting:
+            return
+        cost = self.size + 40
+        quiet_for = time.monotonic() - self._last_change
+        if cost <= self.credit or quiet_for >= self.QUIET_S:
+            self._send(cost)
+        else:  # still changing, and not paid for: look again once it may have gone quiet
+            self._timer = asyncio.get_running_loop().call_later(self.QUIET_S - quiet_for, self._due)
+
+    def _send(self, cost: int) -> None:
+        self._waiting = False
+        self.credit -= cost
+        send = self._send_ref()
+        if send is not None:
+            send()
+
+
 @record
 class Pending:
     """A queued record of the journal that was never settled (see :func:`pending_deliveries`)."""
@@ -66,8 +129,9 @@ class Pending:
 class MessageQueues:
     """The loop's two queues in delivery order, the pause/hold state and the journal.
 
-    ``on_change`` is called when the listed texts change (the owner emits ``queue_update``). A
-    bound method is held weakly: the owner holds these queues, and a strong reference back would
+    ``on_change`` is called when the listed texts change (the owner emits ``queue_update``), paced
+    by :class:`UpdatePacer` (a long queue changing fast gets fewer calls, the last state always
+    one). A bound method is held weakly: the owner holds these queues, and a strong reference back would
     make the pair a cycle that keeps the owner's whole parsed session alive after a switch until
     a full collection (parsed sessions go straight to the old generation, ``kit/sessions/jsonl``):
     20-40 MB more at 2,000 turns."""
@@ -86,12 +150,18 @@ class MessageQueues:
         self.paused = False
         self.held = False
         """Set by abort: nothing queued is delivered until the next prompt starts a run (semantics §3.4)."""
+        self.pacer = UpdatePacer(self.on_change)
 
     def on_change(self) -> None:
         """Tell the owner the queued texts changed (nothing once the owner is gone)."""
         callback = self._on_change()
         if callback is not None:
             callback()
+
+    def _listed(self, items: Iterable[Queued], sign: int) -> None:
+        """Listed texts were added (``sign`` 1) or removed (-1): pace the owner's update."""
+        delta = sum(len(q.text) + 3 for q in items if q.text is not None)
+        self.pacer.changed(sign * delta)
 
     # --- listing ---
 
@@ -131,7 +201,7 @@ class MessageQueues:
     def _put(self, kind: str, item: Queued) -> None:
         (self.steering_queue if kind == "steer" else self.follow_up_queue).append(item)
         if item.text is not None:
-            self.on_change()
+            self._listed([item], 1)
 
     def take(self, message: dict[str, Any]) -> None:
         """A queued message is being delivered: take it off its queue (by identity: a prompt
@@ -142,7 +212,7 @@ class MessageQueues:
                     del queue[i]
                     self._settle([item], "delivered")
                     if item.text is not None:
-                        self.on_change()
+                        self._listed([item], -1)
                     return
 
     def clear(self) -> dict[str, list[str]]:
@@ -152,7 +222,7 @@ class MessageQueues:
         self.steering_queue.clear()
         self.follow_up_queue.clear()
         self._settle(items, "cleared")
-        self.on_change()
+        self._listed(items, -1)
         return data
 
     def _settle(self, items: list[Queued], how: str) -> None:

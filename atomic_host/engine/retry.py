@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.engine.model_choice import fallback_target
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from atomic_host.core.settings import Settings
-    from atomic_host.engine.ports import RetryPorts
+    from atomic_host.engine.ports import RetryPorts, SummaryPorts
 
 FALLBACK_CAUSES = frozenset({"auth", "bad_request", "rate_limit", "unavailable", "network"})
 """Failures another model may get past (kit.llm.errors.classify); never aborts, overflow or policy stops."""
@@ -30,6 +32,51 @@ def retry_delay_ms(settings: Settings, failed: dict[str, Any], attempt: int) -> 
 
     cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)
     return session_retry_delay_ms(failed, attempt, settings.retry_base_delay_ms, cap_ms)
+
+
+async def summarization_request(
+    agent: SummaryPorts, once: Callable[[], Awaitable[dict[str, Any]]], source: str, reason: str | None = None
+) -> dict[str, Any]:
+    """One request of a compaction plan (``source`` "compaction", with its ``reason``) or a branch
+    summary ("branchSummary"): ``once()`` sends it and returns the final assistant message. Transient
+    failures are retried with the session's policy (``retry.enabled``/``maxRetries``,
+    :func:`retry_delay_ms`), reported as ``summarization_retry_scheduled`` /
+    ``summarization_retry_attempt_start`` / ``summarization_retry_finished``; the last answer is
+    returned, failed or not."""
+    from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
+
+    settings = agent.settings
+    window = int((agent.model or {}).get("contextWindow") or 0)
+    attempt = 0
+    try:
+        while True:
+            final = await once()
+            retryable = (
+                final.get("stopReason") == "error"
+                and is_retryable_error(final)
+                and not is_context_overflow(final, window)
+            )
+            if not (retryable and agent.auto_retry and attempt < settings.retry_max):
+                return final
+            attempt += 1
+            delay = retry_delay_ms(settings, final, attempt)  # retry-after included
+            agent.emit(
+                {
+                    "type": "summarization_retry_scheduled",
+                    "attempt": attempt,
+                    "maxAttempts": settings.retry_max,
+                    "delayMs": delay,
+                    "errorMessage": final.get("errorMessage", ""),
+                }
+            )
+            await asyncio.sleep(delay / 1000)
+            start: dict[str, Any] = {"type": "summarization_retry_attempt_start", "source": source}
+            if reason is not None:
+                start["reason"] = reason
+            agent.emit(start)
+    finally:
+        if attempt:
+            agent.emit({"type": "summarization_retry_finished"})
 
 
 def model_ref(model: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.events import Requester, SummarizeEvent
 from atomic_host.contract.results import Failure, Summary
+from atomic_host.engine.retry import summarization_request
 from atomic_host.kit.log import log
 
 if TYPE_CHECKING:
@@ -53,11 +54,13 @@ def should_summarize(agent: SummaryPorts) -> str | None:
     return through
 
 
-def requester(agent: SummaryPorts, model: dict[str, Any], shape: Any) -> Requester:
+def requester(agent: SummaryPorts, model: dict[str, Any], shape: Any, retry_source: str | None = None) -> Requester:
     """The session's model as a ``summarize`` hook may ask it: ``shape(options)`` adjusts the
-    request options. A missing API implementation is an error answer, not an exception."""
+    request options. A missing API implementation is an error answer, not an exception. With
+    ``retry_source`` (``"branchSummary"``) transient failures are retried as compaction's are
+    (``engine/retry.py`` :func:`summarization_request`); the background summary never retries."""
 
-    async def request(context: dict[str, Any]) -> dict[str, Any]:
+    async def once(context: dict[str, Any]) -> dict[str, Any]:
         from atomic_host.kit.llm.complete import complete
 
         stream_fn = agent.registry.stream_fn(model["api"])
@@ -67,6 +70,12 @@ def requester(agent: SummaryPorts, model: dict[str, Any], shape: Any) -> Request
         options = agent.stream_options()
         shape(options)
         return await complete(stream_fn, model, context, options)
+
+    if retry_source is None:
+        return Requester(model, once)
+
+    async def request(context: dict[str, Any]) -> dict[str, Any]:
+        return await summarization_request(agent, lambda: once(context), retry_source)
 
     return Requester(model, request)
 

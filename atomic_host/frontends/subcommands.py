@@ -1,5 +1,5 @@
-"""``atomic schema``, ``atomic plugins``, ``atomic sessions``, ``atomic login``, ``--list-models`` and
-``--export``."""
+"""``atomic schema``, ``atomic plugins``, ``atomic sessions``, ``atomic login``, ``atomic worker``,
+``--list-models`` and ``--export``."""
 
 from __future__ import annotations
 
@@ -294,6 +294,13 @@ def _oauth_login(rt, provider: str, *, open_browser: bool) -> int:
         return 1
     print(f"Signed in to {login.name}; the token is stored in {rt.models.auth_path}", file=sys.stderr)
     return 0
+
+
+def worker(argv: list[str]) -> int:
+    """``atomic worker [PROJECT ...]``: run workflow stages with no client attached."""
+    from atomic_host.frontends.worker import worker as run
+
+    return run(argv, _runtime)
 
 
 def list_models(opts: Options) -> int:

@@ -35,12 +35,17 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: str | bytes, mode: int | None = 0o644, *, fsync: bool = True) -> None:
+def atomic_write(
+    path: Path, data: str | bytes, mode: int | None = 0o644, *, fsync: bool = True, exclusive: bool = False
+) -> bool:
     """Replace ``path`` with ``data`` (str is UTF-8 encoded) so readers see the old or the new file,
     never a part: a unique temp file in the same directory, fsync, chmod ``mode``, rename over the
     target, fsync the directory. ``mode=None`` keeps the existing file's permission bits (a new
     file gets ``0o666`` less the umask, as ``open`` would). Missing parent directories are created;
-    on failure the temp file is removed and the target is untouched."""
+    on failure the temp file is removed and the target is untouched.
+
+    ``exclusive``: only create ``path``, never replace it (a hard link in place of the rename, which
+    fails when the name is taken, even by a symlink); returns False, writing nothing, when it is."""
     import tempfile  # lazy: tempfile pulls in random (~9 ms of host startup)
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +60,15 @@ def atomic_write(path: Path, data: str | bytes, mode: int | None = 0o644, *, fsy
         os.close(fd)
         fd = -1
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if exclusive:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            finally:
+                os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -64,6 +77,7 @@ def atomic_write(path: Path, data: str | bytes, mode: int | None = 0o644, *, fsy
         raise
     if fsync:
         fsync_dir(path.parent)
+    return True
 
 
 def _existing_mode(path: Path) -> int:

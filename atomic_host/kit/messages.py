@@ -228,6 +228,40 @@ def _tool_calls(message: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def unique_call_id(call_id: str, taken: set[str] | dict[str, Any]) -> str:
+    """``call_id``, or when it is empty or ``taken``, the first of ``<id>_2``, ``<id>_3`` … that is
+    not (``call`` for an empty id): the characters every API accepts in an id are kept."""
+    base = call_id or "call"
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
+def _with_unique_call_ids(
+    message: dict[str, Any], calls: list[tuple[str, str]]
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """An assistant message whose tool ``calls`` share an id (a history written before ids were
+    made unique, or by another program), with the repeats renamed (:func:`unique_call_id`), and
+    for each id the ids its results take in order."""
+    taken = {call_id: True for call_id, _ in calls}
+    seen: set[str] = set()
+    order: dict[str, list[str]] = {}
+    content = []
+    for block in message["content"]:
+        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+            call_id = block["id"]
+            new_id = call_id if call_id not in seen else unique_call_id(call_id, taken)
+            seen.add(call_id)
+            taken[new_id] = True
+            order.setdefault(call_id, []).append(new_id)
+            block = {**block, "id": new_id} if new_id != call_id else block
+        content.append(block)
+    return {**message, "content": content}, order
+
+
 def repair_tool_pairing(
     messages: list[dict[str, Any]], *, repair_trailing: bool = False
 ) -> list[dict[str, Any]]:
@@ -235,12 +269,14 @@ def repair_tool_pairing(
 
     Only ``toolUse`` turns represent executed calls; an unanswered one gets an error result
     saying it was interrupted, before the next user turn (or at the end with ``repair_trailing``).
+    Tool calls of one message that share an id get unique ids, their results taking them in order.
     """
     repaired: list[dict[str, Any]] = []
     allowed: set[str] | None = None
     answered: set[str] = set()
     pending: list[tuple[str, str]] = []
     pending_ts: Any = 0
+    renamed: dict[str, list[str]] | None = None
 
     def flush() -> None:
         nonlocal allowed, pending
@@ -266,12 +302,19 @@ def repair_tool_pairing(
         elif role == "assistant":
             flush()
             calls = _tool_calls(message)
+            renamed = None
+            if len({call_id for call_id, _ in calls}) != len(calls):
+                message, renamed = _with_unique_call_ids(message, calls)
+                calls = _tool_calls(message)
             pending = calls if message.get("stopReason") == "toolUse" else []
             allowed = {call_id for call_id, _ in calls}
             pending_ts = message.get("timestamp", 0)
             repaired.append(message)
         elif role == "toolResult":
             call_id = message.get("toolCallId")
+            if renamed and renamed.get(call_id):  # type: ignore[arg-type]
+                call_id = renamed[call_id].pop(0)  # type: ignore[index]
+                message = {**message, "toolCallId": call_id}
             if allowed is not None and call_id in allowed and call_id not in answered:
                 answered.add(call_id)
                 repaired.append(message)

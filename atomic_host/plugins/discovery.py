@@ -57,20 +57,6 @@ def saved_trust(agent_dir: Path, cwd: str) -> bool | None:
     return decision if isinstance(decision, bool) else None
 
 
-def save_trust(agent_dir: Path, cwd: str, trusted: bool) -> None:
-    from atomic_host.kit.fsio import atomic_write
-
-    path = trust_file(agent_dir)
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[os.path.realpath(cwd)] = trusted
-    atomic_write(path, json.dumps(data, indent=2) + "\n", 0o600)
-
-
 def project_trusted(agent_dir: Path, cwd: str, default_trust: str | None, approve: bool | None) -> bool:
     """RPC never prompts: ``--approve``/``--no-approve``, else trust.json, else ``defaultProjectTrust``.
 

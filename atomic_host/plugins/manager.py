@@ -240,6 +240,22 @@ class PluginHost:
                 self.pm.unregister(name=record.name)
             self._fail(record, "register", exc)
             return
+        wrappers = sorted(
+            caller.name
+            for caller in self.pm.get_hookcallers(module) or ()
+            for impl in caller.get_hookimpls()
+            if impl.plugin is module and (impl.wrapper or impl.hookwrapper)
+        )
+        if wrappers:
+            # Each implementation is called on its own, isolated and time-bounded (dispatch.py):
+            # there is no call chain for a wrapper to wrap, so it would load and never run.
+            self.pm.unregister(name=record.name)
+            refused = TypeError(
+                f"hook wrappers are not supported ({', '.join(wrappers)}: wrapper=True/hookwrapper=True); "
+                "each implementation is called on its own: implement the hook plainly"
+            )
+            self._fail(record, "register", refused)
+            return
         record.module = module
         record.status = "loaded"
         record.error = None
@@ -515,10 +531,6 @@ class PluginHost:
                     result = HookFailed(self._path_of(impl), why) if closed else _SKIPPED
             if result is not _SKIPPED:
                 yield impl.plugin_name, result
-
-    async def acall_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Every implementation's ``(plugin_name, result)``, in call order (see :meth:`aiter_each`)."""
-        return [item async for item in self.aiter_each(hook_name, **kwargs)]
 
     async def _bounded(self, awaitable: Any) -> Any:
         """Await one implementation; past the time bound cancel it (``_TIMED_OUT``).

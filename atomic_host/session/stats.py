@@ -51,6 +51,19 @@ def context_estimate(messages: list[dict[str, Any]]) -> int:
     return tokens
 
 
+def _unmeasured_since_compaction(messages: list[dict[str, Any]]) -> bool:
+    """The context starts at a compaction boundary and no reply since reported usable usage: its
+    size is not known yet (an estimate would look measured), so ``contextUsage`` says null."""
+    if not messages or messages[0].get("role") != "custom" or messages[0].get("customType") != "compaction":
+        return False
+    return not any(
+        m.get("role") == "assistant"
+        and m.get("stopReason") not in ("error", "aborted")
+        and usage_tokens(m.get("usage") or {}) > 0
+        for m in messages
+    )
+
+
 class Totals:
     """The whole-session counts and usage sums of ``get_session_stats``, as a session view
     (``Session.view``): each entry is added once, so a stats read costs what was appended since."""
@@ -69,9 +82,11 @@ class Totals:
         role = None
         tool_calls = 0
         counted = False
-        is_message = entry.get("type") == "message"
+        message = entry.get("message")
+        m: dict[str, Any] = message if isinstance(message, dict) else {}
+        # a hand-made message that is not an object is no message (as Session.stats and the context see it)
+        is_message = entry.get("type") == "message" and m is message
         if is_message:
-            m = entry.get("message") or {}
             role = m.get("role")
             counted = role in self.counts
             if role == "assistant":
@@ -118,11 +133,12 @@ def session_stats(agent: StatsSource) -> dict[str, Any]:
         data["sessionFile"] = session.location
     window = (agent.model or {}).get("contextWindow") or 0
     if window > 0:
-        used = context_estimate(agent.messages)
+        messages = agent.messages
+        used = None if _unmeasured_since_compaction(messages) else context_estimate(messages)
         data["contextUsage"] = {
             "tokens": used,
             "contextWindow": window,
-            "percent": round(100 * used / window, 1),
+            "percent": None if used is None else round(100 * used / window, 1),
         }
     if latest is not None:
         data["latestAssistantUsage"] = latest

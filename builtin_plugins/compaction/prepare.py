@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,10 +35,6 @@ class Preparation:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
-
-    @property
-    def token_estimate(self) -> int:
-        return math.ceil(len(self.text) / 4)
 
 
 def is_visible(message: dict[str, Any]) -> bool:

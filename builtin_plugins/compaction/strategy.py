@@ -2,7 +2,8 @@
 
 Rungs: ``planned`` (the model chose deletion ranges, the session's model first, then each
 ``fallbackModels`` entry), ``extension`` (``session_before_compact`` supplied the text) and
-``fresh`` (the whole region deleted: nothing usable came back, which only an overflow accepts).
+``fresh`` (the whole region deleted: nothing usable came back, which only an overflow or a mid-turn
+compaction accepts).
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
     reason, window = event.reason, event.context_window
     prep = prepare(event.branch_entries, from_settings(get, None).preserve_recent, event.tokens_before)
     params = from_settings(get, prep.last_user_text)
-    if not prep.compactable and reason != "overflow":
+    # Overflow recovery and mid-turn compaction must not give up: the turn waits on them.
+    load_bearing = reason == "overflow" or event.mid_turn
+    # Mid-turn, a small region is compacted only when the context does not fit the window at all.
+    over_limit = reason == "overflow" or (event.mid_turn and 0 < window < event.tokens_before)
+    if not prep.compactable and not over_limit:
         return Failure(TOO_SMALL, nothing_to_do=True)
 
     entry: dict[str, Any] = {}
@@ -68,7 +73,7 @@ async def run(event: CompactEvent, settings: dict[str, Any]) -> Compaction | Fai
                     planner = {"provider": model["provider"], "id": model["id"]}
                     planner |= {"thinkingLevel": level} if level else {}
                 break
-            if rec is None and failure is not None and reason != "overflow":
+            if rec is None and failure is not None and not load_bearing:
                 return Failure(str(failure))
         if rec is None:
             rec, rung = fresh(prep), "fresh"

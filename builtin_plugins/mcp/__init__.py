@@ -4,8 +4,9 @@ tool ``mcp__<server>__<tool>`` (docs/mcp.md).
 Startup cost without servers: reading two small JSON files. With servers, the ``mcp`` package is
 imported and the servers are connected in a thread of their own after the host has started
 (:mod:`builtin_plugins.mcp.hub`), so the first response is never delayed; their tools register as
-they connect. ``/mcp`` (registered when a server is configured) lists the servers, their state and
-their tools.
+they connect, and a model request made before they all did waits for them (the ``context``
+hook). ``/mcp`` (registered when a server is configured) lists the servers, their state and their
+tools.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from atomic_host import hookimpl
 
 if TYPE_CHECKING:
     from atomic_host import HostAPI, SlashCommand, Tool
+    from atomic_host.contract.events import ContextEvent
     from builtin_plugins.mcp.config import ServerConfig
     from builtin_plugins.mcp.hub import Hub
 
@@ -72,6 +74,18 @@ async def host_start(api: HostAPI) -> None:
     if getattr(api.options, "mode", "rpc") != "rpc":
         # One prompt, no client to ask get_tools later: the servers' tools must be there for it.
         await state.hub.wait_settled()
+
+
+@hookimpl
+async def context(event: ContextEvent, api: HostAPI) -> None:
+    # A model request while configured servers are still starting (a prompt sent right after the
+    # host started) waits for them: their tools must be in it. Without servers: nothing at all.
+    state = _hosts.get(api)
+    if state is None or state.hub is None or state.hub.settled.is_set():
+        return
+    hook_ms = api.settings.get("hookTimeoutMs", 30000)
+    limit = hook_ms / 1000 - 1 if isinstance(hook_ms, int | float) and hook_ms > 0 else None
+    await state.hub.wait_ready(event.signal, limit)
 
 
 @hookimpl

@@ -89,6 +89,9 @@ class Hub:
         self.offered: dict[str, set[str]] = {}
         """Server → the MCP tool names it offers now (a tool it dropped answers an error)."""
         self.stopping = False
+        self.ready_by = 0.0
+        """Host loop time by which every server has connected or failed (its startup timeout)."""
+        self.noticed_late: set[str] = set()
         self.settled = asyncio.Event()
         """Set once no server is pending or starting (print and json modes wait for it)."""
         for cfg in servers.values():
@@ -100,6 +103,8 @@ class Hub:
     def start(self) -> None:
         """Start the MCP thread; servers connect in the background."""
         self.host_loop = asyncio.get_running_loop()
+        longest = max((c.startup_timeout_s for c in self.servers.values() if c.error is None), default=0)
+        self.ready_by = self.host_loop.time() + longest + 1
         for name, cfg in self.servers.items():
             if cfg.error:
                 self.report(f'MCP server "{name}" is not usable ({cfg.source}): {cfg.error}')
@@ -196,6 +201,35 @@ class Hub:
         limit = max((c.startup_timeout_s for c in self.servers.values()), default=0) + 2
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.settled.wait(), limit)
+
+    async def wait_ready(self, signal: asyncio.Event | None, limit_s: float | None) -> None:
+        """Before a model request: wait until every server has connected or failed (its tools are
+        then registered), at most until the longest startup timeout after the start, ``limit_s``,
+        or ``signal`` (an abort). A server still starting then is named once in a notice: the
+        request goes without its tools."""
+        loop = asyncio.get_running_loop()
+        left = self.ready_by - loop.time()
+        if limit_s is not None:
+            left = min(left, limit_s)
+        if not self.settled.is_set() and left > 0:
+            waits = {asyncio.ensure_future(self.settled.wait())}
+            if signal is not None:
+                waits.add(asyncio.ensure_future(signal.wait()))
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in waits:
+                    waiter.cancel()
+        late = [n for n, s in self.status.items() if s.get("state") in ("pending", "starting")]
+        late = [n for n in late if n not in self.noticed_late]
+        if late and not (signal is not None and signal.is_set()):
+            self.noticed_late.update(late)
+            names = ", ".join(f'"{n}"' for n in late)
+            who = f"MCP server {names} is" if len(late) == 1 else f"MCP servers {names} are"
+            message = f"{who} not ready yet: this request goes without their tools (added once connected)"
+            log.warning(message)
+            with contextlib.suppress(Exception):
+                self.api.ui.notify(message, "warning")
 
     def _tools_listed(self, server: str, tools: list[dict[str, Any]]) -> None:
         cfg = self.servers[server]

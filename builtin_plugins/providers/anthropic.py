@@ -254,19 +254,18 @@ class AnthropicParser(WireParser):
         }
 
     # -- response -----------------------------------------------------------------------------------
-    def _usage(self, usage: dict[str, Any] | None) -> None:
+    def _usage(self, usage: Any) -> None:
         if not usage:
             return
-        details = usage.get("cache_creation") or {}
-        reasoning = (usage.get("output_tokens_details") or {}).get("thinking_tokens")
         out = self.out
+        count = out.usage_fields(usage).count
         out.set_usage(
-            input=usage.get("input_tokens"),
-            output=usage.get("output_tokens"),
-            cacheRead=usage.get("cache_read_input_tokens"),
-            cacheWrite=usage.get("cache_creation_input_tokens"),
-            cacheWrite1h=details.get("ephemeral_1h_input_tokens"),
-            reasoning=reasoning,
+            input=count("input_tokens"),
+            output=count("output_tokens"),
+            cacheRead=count("cache_read_input_tokens"),
+            cacheWrite=count("cache_creation_input_tokens"),
+            cacheWrite1h=count("cache_creation", "ephemeral_1h_input_tokens"),
+            reasoning=count("output_tokens_details", "thinking_tokens"),
         )
         totals = out.message["usage"]
         inp, cached = totals["input"], totals["cacheRead"] + totals["cacheWrite"]
@@ -347,6 +346,10 @@ class AnthropicParser(WireParser):
             if delta.get("stop_reason"):
                 self.stop_reason = delta["stop_reason"]
                 self.stop_details = delta.get("stop_details")
+                if self.stop_reason in STOP_REASONS:
+                    # Anthropic says explicitly whether the model ended its turn: end_turn, or not
+                    # (tool_use, pause_turn, max_tokens, stop_sequence).
+                    out.message["endTurn"] = self.stop_reason == "end_turn"
             self._usage(payload.get("usage"))
             return []
         if kind == "message_stop":

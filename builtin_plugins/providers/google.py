@@ -467,16 +467,17 @@ class GeminiParser(WireParser):
 
     # -- response -----------------------------------------------------------------------------------
     def _usage(self, meta: dict[str, Any]) -> None:
-        prompt = (_int(meta.get("promptTokenCount")) or 0) + (_int(meta.get("toolUsePromptTokenCount")) or 0)
-        cached = _int(meta.get("cachedContentTokenCount")) or 0
-        thoughts = _int(meta.get("thoughtsTokenCount"))
+        count = self.out.usage_fields(meta).count
+        prompt = (count("promptTokenCount") or 0) + (count("toolUsePromptTokenCount") or 0)
+        cached = count("cachedContentTokenCount") or 0
+        thoughts = count("thoughtsTokenCount")
         self.out.set_usage(
             input=max(0, prompt - cached),
-            output=(_int(meta.get("candidatesTokenCount")) or 0) + (thoughts or 0),
+            output=(count("candidatesTokenCount") or 0) + (thoughts or 0),
             cacheRead=cached,
             cacheWrite=0,
             reasoning=thoughts,
-            totalTokens=_int(meta.get("totalTokenCount")),
+            totalTokens=count("totalTokenCount"),
         )
 
     def _close_current(self) -> list[Event]:

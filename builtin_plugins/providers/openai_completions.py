@@ -197,6 +197,7 @@ class ChatParser(WireParser):
         self.compat = resolve_compat(model)
         self.current: int | None = None  # the open text/thinking/tool block receiving deltas
         self.tools: dict[Any, int] = {}  # tool-call key (index, else id) → contentIndex
+        self.call_ids: dict[int, Any] = {}  # contentIndex → the id the server gave that call
         self.finish_reason: str | None = None
         self.reasoning_details: list[Any] = []
         self.filtered: dict[str, list[str]] = {}  # "prompt"/"response" → content-filter categories that fired
@@ -226,28 +227,28 @@ class ChatParser(WireParser):
         return f"{base}/chat/completions", headers, body
 
     # -- response -----------------------------------------------------------------------------------
-    def _usage(self, usage: dict[str, Any]) -> None:
-        details = usage.get("prompt_tokens_details") or {}
+    def _usage(self, usage: Any) -> None:
+        count = self.out.usage_fields(usage).count
         cache_read = next(
             (
                 v
                 for v in (
-                    details.get("cached_tokens"),
-                    usage.get("prompt_cache_hit_tokens"),
-                    usage.get("cached_tokens"),
+                    count("prompt_tokens_details", "cached_tokens"),
+                    count("prompt_cache_hit_tokens"),
+                    count("cached_tokens"),
                 )
                 if v is not None
             ),
             0,
         )
-        cache_write = details.get("cache_write_tokens") or 0
-        prompt = usage.get("prompt_tokens") or 0
+        cache_write = count("prompt_tokens_details", "cache_write_tokens") or 0
+        prompt = count("prompt_tokens") or 0
         self.out.set_usage(
             input=max(0, prompt - cache_read - cache_write),
-            output=usage.get("completion_tokens") or 0,
+            output=count("completion_tokens") or 0,
             cacheRead=cache_read,
             cacheWrite=cache_write,
-            reasoning=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+            reasoning=count("completion_tokens_details", "reasoning_tokens"),
         )
 
     def _note_filters(self, results: Any, where: str) -> None:
@@ -284,12 +285,13 @@ class ChatParser(WireParser):
         key = call.get("index", call.get("id"))
         fn = call.get("function") or {}
         idx = self.tools.get(key)
-        if idx is not None and call.get("id") and out.content[idx]["id"] != call["id"]:
+        if idx is not None and call.get("id") and self.call_ids[idx] != call["id"]:
             idx = None  # same index, new id: servers that send every call whole at index 0
         if idx is None:
             if self.current is not None and out.is_open(self.current):
                 events.append(out.end_block(self.current))
             idx, ev = out.toolcall_start(call.get("id") or f"call_{len(self.tools)}", fn.get("name") or "")
+            self.call_ids[idx] = call.get("id")  # the server's id (the block's may have been made unique)
             self.tools[key] = idx
             self.current = idx
             events.append(ev)

@@ -12,6 +12,7 @@ from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_mes
 from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
 from atomic_host.kit.llm.stream import AssistantStream, Event
 from atomic_host.kit.llm.wire_errors import error_code, error_message
+from atomic_host.kit.messages import unique_call_id
 
 API = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -107,6 +108,8 @@ class ResponsesParser(WireParser):
         self.model, self.context, self.options = model, context, options
         self.slots: dict[int, int] = {}  # output_index → contentIndex
         self.summary_parts: dict[int, int] = {}  # contentIndex → summary_index of the part being streamed
+        self.call_ids: set[str] = set()  # function-call ids and item ids given out (made unique)
+        self.item_ids: set[str] = set()
 
     def request(self) -> tuple[str, dict[str, str], dict[str, Any]]:
         model, options = self.model, self.options
@@ -161,17 +164,30 @@ class ResponsesParser(WireParser):
             self.out.cost_multiplier = mult
         if not usage:
             return
-        details = usage.get("input_tokens_details") or {}
-        cached = details.get("cached_tokens") or 0
-        written = details.get("cache_write_tokens") or 0
+        count = self.out.usage_fields(usage).count
+        cached = count("input_tokens_details", "cached_tokens") or 0
+        written = count("input_tokens_details", "cache_write_tokens") or 0
         self.out.set_usage(
-            input=max(0, (usage.get("input_tokens") or 0) - cached - written),
-            output=usage.get("output_tokens") or 0,
+            input=max(0, (count("input_tokens") or 0) - cached - written),
+            output=count("output_tokens") or 0,
             cacheRead=cached,
             cacheWrite=written,
-            reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
-            totalTokens=usage.get("total_tokens"),
+            reasoning=count("output_tokens_details", "reasoning_tokens"),
+            totalTokens=count("total_tokens"),
         )
+
+    def _call_id(self, item: dict[str, Any]) -> str:
+        """``<call_id>|<item id>`` of a function call, unique in the response: a repeated call id
+        is made unique (its output goes back under that one), a repeated item id is dropped (the
+        replayed item then has none, which the API accepts)."""
+        call_id, item_id = str(item.get("call_id", "")), str(item.get("id", ""))
+        if call_id in self.call_ids:
+            call_id = unique_call_id(call_id, self.call_ids)
+        if item_id in self.item_ids:
+            item_id = ""
+        self.call_ids.add(call_id)
+        self.item_ids.add(item_id)
+        return f"{call_id}|{item_id}"
 
     def _slot(self, payload: dict[str, Any]) -> int | None:
         idx = self.slots.get(payload.get("output_index", -1))
@@ -196,8 +212,7 @@ class ResponsesParser(WireParser):
             elif itype == "message":
                 idx, ev = out.text_start()
             elif itype == "function_call":
-                call_id = f"{item.get('call_id', '')}|{item.get('id', '')}"
-                idx, ev = out.toolcall_start(call_id, item.get("name", ""))
+                idx, ev = out.toolcall_start(self._call_id(item), item.get("name", ""))
                 self.slots[payload.get("output_index", 0)] = idx
                 events = [ev]
                 if item.get("arguments"):
@@ -237,6 +252,8 @@ class ResponsesParser(WireParser):
         if kind in ("response.completed", "response.incomplete"):
             response = payload.get("response") or {}
             self._usage(response)
+            if isinstance(response.get("end_turn"), bool):  # the Codex backend's explicit end-of-turn signal
+                out.message["endTurn"] = response["end_turn"]
             return [*out.end_open_blocks(), self._terminal(response)]
         if kind == "response.failed":
             response = payload.get("response") or {}

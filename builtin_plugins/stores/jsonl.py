@@ -22,8 +22,17 @@ from typing import Any
 from atomic_host.kit.fsio import atomic_write, ensure_private_dir, fsync_dir, write_all
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
-from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
+from atomic_host.kit.sessions.errors import (
+    InvalidSessionFile,
+    SessionFileGone,
+    SessionLocked,
+    SessionNotFound,
+    delete_locked_message,
+    gone_message,
+    locked_message,
+)
 from atomic_host.kit.sessions.ids import filename_timestamp, ms_from_iso, validate_session_id
+from atomic_host.kit.sessions.repair import report_unreadable
 from atomic_host.kit.sessions.store import BaseStore, default_session_dir, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
@@ -69,10 +78,7 @@ class _FileLocks:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise SessionLocked(
-                f"Session is open for writing in another atomic process: {path}. "
-                "Close it there (or open a fork of it) to continue it here."
-            ) from None
+            raise SessionLocked(locked_message(str(path))) from None
         self._held[key] = [fd, 1]
         return key
 
@@ -92,20 +98,45 @@ _LOCKS = _FileLocks()
 
 class JsonlWriter:
     """Owns one session file: lazy first write, then one durable line per append, under the
-    file's advisory lock so two processes never interleave appends (docs/host.md)."""
+    file's advisory lock so two processes never interleave appends (docs/host.md).
 
-    def __init__(self, path: Path, *, fsync: bool, exists: bool = False, needs_newline: bool = False) -> None:
+    ``identity`` is the (device, inode) of the file the session was read from: a file deleted or
+    replaced since (another process's import, a hand edit) is not the one this session continues,
+    so every write then fails with :class:`SessionFileGone` instead of writing into it or
+    recreating it."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        fsync: bool,
+        exists: bool = False,
+        needs_newline: bool = False,
+        identity: tuple[int, int] | None = None,
+    ) -> None:
         self.path = path
         self.fsync = fsync
         self._exists = exists
         self._needs_newline = needs_newline
+        self._identity = identity
         self._fd: int | None = None
         self._lock: tuple[int, int] | None = None
 
+    def _gone(self) -> SessionFileGone:
+        return SessionFileGone(gone_message(str(self.path)))
+
     def lock(self) -> None:
-        """Take the write lock now (raises :class:`SessionLocked` if another process has it)."""
+        """Take the write lock now (raises :class:`SessionLocked` if another process has it, and
+        :class:`SessionFileGone` if the file is not the one this session was read from)."""
         if self._lock is None:
-            self._lock = _LOCKS.acquire(self.path)
+            try:
+                key = _LOCKS.acquire(self.path)
+            except FileNotFoundError:
+                raise self._gone() from None
+            if self._identity is not None and key != self._identity:
+                _LOCKS.release(key)
+                raise self._gone()
+            self._lock = key
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
         from atomic_host.kit.sessions.jsonl import encode_line
@@ -116,6 +147,7 @@ class JsonlWriter:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _NOFOLLOW, 0o600)
         try:
             self._release()
+            self._identity = None  # the file just created is this session's
             self.lock()
             write_all(fd, data)
             if self.fsync:
@@ -126,8 +158,25 @@ class JsonlWriter:
                 os.unlink(self.path)
             raise
         self._fd, self._exists, self._needs_newline = fd, True, False
+        self._identity = self._lock
         if self.fsync:
             fsync_dir(self.path.parent)
+
+    @property
+    def locked(self) -> bool:
+        """Whether this process holds the file's write lock."""
+        return self._lock is not None
+
+    def replace(self, data: bytes) -> None:
+        """Replace the whole file with ``data`` (a migration) atomically, then lock the new file.
+        Called only while this process holds the lock, so no other one wrote in between."""
+        atomic_write(self.path, data, 0o600, fsync=self.fsync)
+        st = os.stat(self.path, follow_symlinks=False)
+        self._close_fd()
+        self._release()
+        self._identity, self._needs_newline = (st.st_dev, st.st_ino), False
+        with contextlib.suppress(OSError):  # taken by another process in the instant between: read-only here
+            self.lock()
 
     def _open(self) -> int:
         if self._fd is None:
@@ -138,14 +187,16 @@ class JsonlWriter:
         from atomic_host.kit.sessions.jsonl import encode_line
 
         line = encode_line(entry)
+        self.lock()
         try:
-            self.lock()
             fd = self._open()
         except FileNotFoundError:
-            raise SessionFileGone(f"Session file was removed: {self.path}") from None
+            raise self._gone() from None
         st = os.fstat(fd)
-        if st.st_nlink == 0:  # removed underneath: appending would write into a file nobody can read
-            raise SessionFileGone(f"Session file was removed: {self.path}")
+        # removed underneath (appending would write into a file nobody can read), or another file
+        # in its place (one whose entries this session does not hold)
+        if st.st_nlink == 0 or (st.st_dev, st.st_ino) != self._lock:
+            raise self._gone()
         # A torn (or newline-less) last line must not swallow this entry.
         data = b"\n" + line if self._needs_newline else line
         try:
@@ -223,27 +274,35 @@ class JsonlStore(BaseStore):
 
         path = Path(path)
         try:
+            # the file's identity before its bytes: a file replaced in between makes the first
+            # write fail (the session may hold the old one's entries), never write into the new one
+            st = os.stat(path, follow_symlinks=False)
             data = read_bytes_nofollow(path)
         except FileNotFoundError:
             raise SessionNotFound(f"Session not found: {path}") from None
         except OSError as exc:  # ELOOP: a symlink
             raise SessionNotFound(f"Session not found: {path} ({exc.strerror})") from None
-        records = parse_records(data)
+        skipped: list[str] = []
+        records = parse_records(data, skipped)
         if not records or records[0].get("type") != "session" or not isinstance(records[0].get("id"), str):
             raise InvalidSessionFile(f"Not a session file: {path}")
         header = records[0]
         needs_newline = bool(data) and not data.endswith(b"\n")
-        if migrate(records):
-            atomic_write(path, b"".join(encode_line(r) for r in records), 0o600, fsync=self.fsync)
-            needs_newline = False
-        entries = keyed_entries(records)
-        writer = JsonlWriter(path, fsync=self.fsync, exists=True, needs_newline=needs_newline)
+        writer = JsonlWriter(
+            path, fsync=self.fsync, exists=True, needs_newline=needs_newline, identity=(st.st_dev, st.st_ino)
+        )
         try:
             writer.lock()  # held while the session is open here, so no other process appends
         except SessionLocked as exc:  # readable here; appends fail with this message until it frees
             log.warning(f"{exc}")
         except OSError:
             pass
+        if migrate(records) and writer.locked:  # rewritten only by the process that may write it
+            writer.replace(b"".join(encode_line(r) for r in records))
+        entries = keyed_entries(records)
+        if len(entries) < len(records) - 1:
+            skipped.append(f"{len(records) - 1 - len(entries)} record(s) without an id")
+        report_unreadable(str(path), skipped)
         return Session(header, entries, writer=writer, location=str(path), persisted=True)
 
     def _safe_files(self, directory: Path) -> list[Path]:
@@ -343,42 +402,52 @@ class JsonlStore(BaseStore):
     # -- deleting / importing -------------------------------------------------------------------
     def delete(self, session_id: str) -> None:
         """Remove the session's file and its compaction backups from this project's directory only;
-        an unknown id (or one of another project) is a no-op."""
+        an unknown id (or one of another project) is a no-op. A delete is a write: it takes the
+        file's write lock, so a session another process holds is refused (:class:`SessionLocked`)."""
         validate_session_id(session_id)
         directory = self.dir_for(self.cwd)
         path = self._find(directory, session_id)
         if path is None or (self._filters_cwd(self.cwd) and not self._of_project(path)):
             return
-        for other in os.listdir(directory):
-            if other.startswith(path.name + ".") and other.endswith(".bak"):
-                with contextlib.suppress(OSError):
-                    os.unlink(directory / other)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        """Copy a session file into this store's project directory (same basename) and open it."""
-        from atomic_host.kit.sessions.jsonl import load_jsonl, read_bytes_nofollow
-
-        source = Path(path)
-        load_jsonl(source)  # refuse a non-session file before copying anything
-        target_dir = self.dir_for(self.cwd)
-        ensure_private_dir(target_dir)
-        target = target_dir / source.name
-        if source.resolve() != target.resolve():
+        try:
+            key = _LOCKS.acquire(path)
+        except FileNotFoundError:
+            return
+        except SessionLocked:
+            raise SessionLocked(delete_locked_message(session_id, str(path))) from None
+        try:
+            for other in os.listdir(directory):
+                if other.startswith(path.name + ".") and other.endswith(".bak"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(directory / other)
             with contextlib.suppress(FileNotFoundError):
-                if os.path.islink(target):
-                    os.unlink(target)
+                os.unlink(path)
+        finally:
+            _LOCKS.release(key)
+
+    def _import_new(self, source: Path | None, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        """Into this project's directory: the file byte for byte under its own name (as the
+        reference does), else under the store's name; a name another file holds is never replaced."""
+        from atomic_host.kit.sessions.jsonl import encode_line, read_bytes_nofollow
+
+        directory = self.dir_for(self.cwd)
+        ensure_private_dir(directory)
+        if source is not None:
             data = read_bytes_nofollow(source)
-            atomic_write(target, data, 0o600, fsync=self.fsync)
-        session = self.open_path(target)
-        session.cwd_override = cwd_override
-        return session
+            if atomic_write(directory / source.name, data, 0o600, fsync=self.fsync, exclusive=True):
+                return self.open_path(directory / source.name)
+        else:
+            data = b"".join(encode_line(r) for r in (header, *entries))
+        target = directory / self.path_for(header).name
+        if not atomic_write(target, data, 0o600, fsync=self.fsync, exclusive=True):
+            raise FileExistsError(f"Session file already exists: {target}")
+        return self.open_path(target)
 
     def put(
         self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
     ) -> Session:
-        """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``."""
+        """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``;
+        replacing it is a write, refused (:class:`SessionLocked`) while another process holds it."""
         from atomic_host.kit.sessions.jsonl import encode_line
 
         validate_session_id(header["id"])
@@ -388,7 +457,12 @@ class JsonlStore(BaseStore):
             return self.open_path(existing)
         ensure_private_dir(directory)
         path = existing or self.path_for(header)
-        atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), 0o600, fsync=self.fsync)
+        key = _LOCKS.acquire(path) if existing is not None else None
+        try:
+            atomic_write(path, b"".join(encode_line(r) for r in (header, *entries)), 0o600, fsync=self.fsync)
+        finally:
+            if key is not None:
+                _LOCKS.release(key)
         return self.open_path(path)
 
 

@@ -43,7 +43,15 @@ import psycopg
 from atomic_host.kit import secrets
 from atomic_host.kit.database import CLIENT_KEEPALIVES, SERVER_KEEPALIVES, advisory_key, masked_url
 from atomic_host.kit.log import log
-from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionFileGone, SessionLocked, SessionNotFound
+from atomic_host.kit.sessions.errors import (
+    InvalidSessionFile,
+    SessionFileGone,
+    SessionLocked,
+    SessionNotFound,
+    delete_locked_message,
+    gone_message,
+    locked_message,
+)
 from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.tree import Session, is_internal_header
@@ -54,7 +62,7 @@ from builtin_plugins.stores.tables import (
     TableWriter,
     dumps,
     last_release,
-    loads_rows,
+    loads_entries,
     state_of,
 )
 
@@ -220,8 +228,8 @@ class PostgresWriter(TableWriter):
     def _fence_failed(self, db: psycopg.Connection[Any]) -> None:
         row = db.execute("SELECT next_seq FROM atomic_sessions WHERE id = %s", (self.session_id,)).fetchone()
         where = self.store.location(self.session_id)
-        if row is None:  # deleted meanwhile: the session writes itself again from memory, as JSONL does
-            raise SessionFileGone(f"Session was removed from the database: {where}")
+        if row is None:  # deleted meanwhile: every write fails, nothing is written again (issue 24)
+            raise SessionFileGone(gone_message(where))
         raise SessionLocked(
             f"Session was continued in another atomic process since it was opened here: {where} "
             f"({row[0]} entries stored, {self.next_seq} known here). Open it again to continue it."
@@ -256,14 +264,12 @@ class _Locks:
             key = advisory_key(LOCK_NAMESPACE, session_id)
             (got,) = db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()  # type: ignore[misc]
             if not got:
-                raise SessionLocked(
-                    f"Session is open for writing in another atomic process: {self.store.location(session_id)}"
-                    f"{self._holder(db, key)}. Close it there (or open a fork of it) to continue it here."
-                )
+                raise SessionLocked(locked_message(self.store.location(session_id), self.holder(db, key)))
             self.held[session_id] = self.store.generation
 
     @staticmethod
-    def _holder(db: psycopg.Connection[Any], key: int) -> str:
+    def holder(db: psycopg.Connection[Any], key: int) -> str:
+        """`` (<application> at <address>)`` of the connection holding the advisory lock ``key``."""
         unsigned = key & 0xFFFFFFFFFFFFFFFF
         row = db.execute(_HOLDER, (unsigned >> 32, unsigned & 0xFFFFFFFF)).fetchone()
         if row is None:
@@ -409,7 +415,7 @@ class PostgresStore(TableStore):
         if locked is not None:
             log.warning(f"{locked}")
         writer.state, writer.next_seq, writer._header = state_of(*row[1:7]), row[7], json.loads(row[0])
-        entries = loads_rows(texts)
+        entries = loads_entries(texts, self.location(session_id))
         return Session(writer._header, entries, writer=writer, location=self.location(session_id), persisted=True)
 
     def open(self, session_id: str, directory: str | Path | None = None) -> Session:
@@ -450,16 +456,27 @@ class PostgresStore(TableStore):
         return self._infos("", ())
 
     def delete(self, session_id: str) -> None:
-        """Delete a session of this project (another project's id is a no-op)."""
+        """Delete a session of this project (another project's id is a no-op). A delete is a
+        write: it takes the session's advisory lock, so a session another process holds is
+        refused (:class:`SessionLocked`)."""
         validate_session_id(session_id)
-        with self.db() as db, db.transaction():
-            if self.cwd is not None and not db.execute(
-                "SELECT 1 FROM atomic_sessions WHERE id = %s AND cwd = %s", (session_id, _text(self.cwd))
-            ).fetchone():
-                return
-            for table, column in (("atomic_entries", "session_id"), ("atomic_blobs", "session_id")):
-                db.execute(f"DELETE FROM {table} WHERE {column} = %s", (session_id,))
-            db.execute("DELETE FROM atomic_sessions WHERE id = %s", (session_id,))
+        try:
+            self.leases.acquire(session_id)
+        except SessionLocked:
+            with self.db() as db:
+                holder = _Locks.holder(db, advisory_key(LOCK_NAMESPACE, session_id))
+            raise SessionLocked(delete_locked_message(session_id, self.location(session_id), holder)) from None
+        try:
+            with self.db() as db, db.transaction():
+                if self.cwd is not None and not db.execute(
+                    "SELECT 1 FROM atomic_sessions WHERE id = %s AND cwd = %s", (session_id, _text(self.cwd))
+                ).fetchone():
+                    return
+                for table, column in (("atomic_entries", "session_id"), ("atomic_blobs", "session_id")):
+                    db.execute(f"DELETE FROM {table} WHERE {column} = %s", (session_id,))
+                db.execute("DELETE FROM atomic_sessions WHERE id = %s", (session_id,))
+        finally:
+            self.leases.release(session_id)
 
     # -- blobs ----------------------------------------------------------------------------------
     def put_blob(self, session_id: str, name: str, data: bytes) -> str:

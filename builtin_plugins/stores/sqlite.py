@@ -21,7 +21,15 @@ from typing import Any
 from atomic_host.kit.fsio import ensure_private_dir
 from atomic_host.kit.log import log
 from atomic_host.kit.processes import pid_alive
-from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionLocked, SessionNotFound
+from atomic_host.kit.sessions.errors import (
+    InvalidSessionFile,
+    SessionFileGone,
+    SessionLocked,
+    SessionNotFound,
+    delete_locked_message,
+    gone_message,
+    locked_message,
+)
 from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.tree import Session
@@ -33,7 +41,7 @@ from builtin_plugins.stores.tables import (
     dumps,
     last_release,
     listing_row,
-    loads_rows,
+    loads_entries,
     state_of,
 )
 
@@ -110,13 +118,15 @@ class SqliteWriter(TableWriter):
         row = listing_row(self._header, self.state, self.next_seq + 1)
         try:
             with self.store.transaction() as db:
-                db.execute("INSERT INTO entries VALUES (?, ?, ?)", (row["id"], self.next_seq, dumps(entry)))
-                db.execute(
+                updated = db.execute(
                     "UPDATE sessions SET modified_ms = :modified_ms, name = :name, has_name = :has_name,"
                     " message_count = :message_count, first_message = :first_message, summary = :summary,"
                     " next_seq = :next_seq WHERE id = :id",
                     row,
-                )
+                ).rowcount
+                if not updated:  # deleted while open here: its entries would be rows of no session
+                    raise SessionFileGone(gone_message(self.store.location(self.session_id)))
+                db.execute("INSERT INTO entries VALUES (?, ?, ?)", (row["id"], self.next_seq, dumps(entry)))
         except BaseException:
             self.state = before
             raise
@@ -138,16 +148,20 @@ class _Leases:
         if session_id in self.counts:
             self.counts[session_id] += 1
             return
-        me = os.getpid()
         with self.store.transaction() as db:
-            row = db.execute("SELECT pid, host FROM leases WHERE session_id = ?", (session_id,)).fetchone()
-            if row is not None and (row[0], row[1]) != (me, self.host) and _alive(row[0], row[1], self.host):
-                raise SessionLocked(
-                    f"Session is open for writing in another atomic process: {self.store.location(session_id)} "
-                    f"(pid {row[0]} on {row[1]}). Close it there (or open a fork of it) to continue it here."
-                )
-            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (session_id, me, self.host))
+            holder = self.other_holder(db, session_id)
+            if holder:
+                raise SessionLocked(locked_message(self.store.location(session_id), holder))
+            db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (session_id, os.getpid(), self.host))
         self.counts[session_id] = 1
+
+    def other_holder(self, db: sqlite3.Connection, session_id: str) -> str:
+        """`` (pid N on HOST)`` when another live process holds the session's lease, else ``""``
+        (read inside the caller's transaction)."""
+        row = db.execute("SELECT pid, host FROM leases WHERE session_id = ?", (session_id,)).fetchone()
+        if row is not None and (row[0], row[1]) != (os.getpid(), self.host) and _alive(row[0], row[1], self.host):
+            return f" (pid {row[0]} on {row[1]})"
+        return ""
 
     def release(self, session_id: str) -> None:
         if not last_release(self.counts, session_id):
@@ -214,7 +228,7 @@ class SqliteStore(TableStore):
                     "SELECT entry FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
                 )
             ]
-        entries = loads_rows(texts)
+        entries = loads_entries(texts, self.location(session_id))
         header = json.loads(row[0])
         writer = SqliteWriter(self, state_of(*row[1:7]), row[7])
         writer.session_id, writer._header = session_id, header
@@ -266,15 +280,20 @@ class SqliteStore(TableStore):
         return self._infos("", ())
 
     def delete(self, session_id: str) -> None:
-        """Delete a session of this project (another project's id is a no-op)."""
+        """Delete a session of this project (another project's id is a no-op). A delete is a
+        write: a session whose lease another live process holds is refused (:class:`SessionLocked`)."""
         validate_session_id(session_id)
         with self.transaction() as db:
             if self.cwd is not None and not db.execute(
                 "SELECT 1 FROM sessions WHERE id = ? AND cwd = ?", (session_id, self.cwd)
             ).fetchone():
                 return
+            holder = self.leases.other_holder(db, session_id)
+            if holder:
+                raise SessionLocked(delete_locked_message(session_id, self.location(session_id), holder))
             db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            db.execute("DELETE FROM leases WHERE session_id = ? AND pid != ?", (session_id, os.getpid()))
 
     def close(self) -> None:
         with self._lock:

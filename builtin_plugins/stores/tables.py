@@ -1,5 +1,6 @@
 """What the database stores (``sqlite``, ``postgres``) share: the listing row kept on every append,
-entry decoding, the listing cache, and create/put/import on top of a store's writer and loader.
+entry decoding, the listing cache, and create/put on top of a store's writer and loader (import is
+``BaseStore``'s, the same for every store).
 
 A session is a ``sessions`` row (the header, the listing fields, ``next_seq``) plus one entries row
 per entry, numbered from 0; the store's writer keeps the row's listing fields current on every
@@ -9,13 +10,13 @@ append, so a listing never reads entries.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.sessions.ids import validate_session_id
-from atomic_host.kit.sessions.jsonl import load_jsonl, loads_array
+from atomic_host.kit.sessions.jsonl import loads_array
 from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
+from atomic_host.kit.sessions.repair import report_unreadable
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 
@@ -40,7 +41,29 @@ def loads_rows(texts: list[str]) -> list[Any]:
             items = None
         if isinstance(items, list) and len(items) == len(texts):
             return items
-    return [json.loads(text) for text in texts]
+    return [_loads_row(text) for text in texts]
+
+
+def _loads_row(text: str) -> Any:
+    """One row's value; None for a row that is not JSON (a hand edit)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def loads_entries(texts: list[str], location: str) -> list[dict[str, Any]]:
+    """A session's entries from its rows: rows that are not entries (not JSON, not an object,
+    no string id: a hand edit) are skipped and said once on stderr, as a JSONL file's torn lines."""
+    entries = loads_rows(texts)
+    if not all(map(_is_entry, entries)):
+        report_unreadable(location, [f"row {i}" for i, e in enumerate(entries) if not _is_entry(e)])
+        entries = [e for e in entries if _is_entry(e)]
+    return entries
+
+
+def _is_entry(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
 def listing_row(header: dict[str, Any], state: ListingState, next_seq: int) -> dict[str, Any]:
@@ -152,7 +175,7 @@ class TableWriter:
 
 
 class TableStore(BaseStore):
-    """create/put/import for a database store; subclasses give ``_writer``, ``_load``, ``has`` and
+    """create/put for a database store; subclasses give ``_writer``, ``_load``, ``has`` and
     ``location``."""
 
     def _writer(self) -> Any:
@@ -185,13 +208,6 @@ class TableStore(BaseStore):
         session.flush()
         return session
 
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        """Copy a JSONL session file into the database (overwriting the same id) and open it."""
-        header, entries, _ = load_jsonl(Path(path))
-        session = self.put(header, entries, overwrite=True)
-        session.cwd_override = cwd_override
-        return session
-
 
 __all__ = [
     "LISTING_COLUMNS",
@@ -201,6 +217,7 @@ __all__ = [
     "dumps",
     "last_release",
     "listing_row",
+    "loads_entries",
     "loads_rows",
     "state_of",
 ]

@@ -256,19 +256,6 @@ def name_glob_regex(pat: str) -> str:
     return _segment_regex(pat) + "\\Z"
 
 
-def glob_regex(pattern: str) -> re.Pattern[str] | None:
-    """Compile a glob: against the relative path if it has a ``/``, else against the name.
-
-    None when the pattern can never match.
-    """
-    try:
-        if "/" in pattern:
-            return re.compile(path_glob_regex(pattern), re.DOTALL)
-        return re.compile(name_glob_regex(pattern), re.DOTALL)
-    except (_Invalid, re.error):
-        return None
-
-
 def compile_glob(pattern: str) -> tuple[re.Pattern[str], bool]:
     """A tool's glob (find's pattern, search's ``glob``) → regex, and whether it matches the
     relative path (the pattern has a ``/``; a leading one anchors it) rather than the name.

@@ -32,6 +32,11 @@ Run ./scripts/deploy.sh, then check the logs.
 """
 
 
+def file_source(path: Path, scope: str) -> dict[str, str]:
+    """The ``sourceInfo`` of a command read from the file ``path``."""
+    return {"path": str(path), "source": "local", "scope": scope, "origin": "top-level", "baseDir": str(path.parent)}
+
+
 def user_texts(messages: list[dict[str, Any]]) -> list[str]:
     return ["".join(b["text"] for b in m["content"] if b["type"] == "text") for m in messages if m["role"] == "user"]
 
@@ -73,7 +78,14 @@ async def test_get_commands_order_and_fields(cmd_host: Any, sandbox: Path, resou
         "location": "user",
         "description": "Every substitution form",
         "path": str(resources["tpl"]),
+        "hasArgumentCompletions": False,
+        "sourceInfo": file_source(resources["tpl"], "user"),
     }
+    assert by_name["proj"]["sourceInfo"]["scope"] == "project"
+    assert by_name["cli"]["sourceInfo"]["scope"] == by_name["fromsettings"]["sourceInfo"]["scope"] == "temporary"
+    hello = by_name["hello"]["sourceInfo"]  # an extension file given with -e
+    assert hello["source"] == "local" and hello["scope"] == "temporary" and hello["origin"] == "top-level"
+    assert hello["path"] == by_name["hello"]["path"] and hello["baseDir"] == str(Path(hello["path"]).parent)
     assert by_name["review"]["description"] == "Review the code in $1 carefully and report every issue you f..."
     assert by_name["review"]["location"] == "user"  # the project copy of the same name lost
     assert by_name["proj"]["location"] == "project"
@@ -87,6 +99,8 @@ async def test_get_commands_order_and_fields(cmd_host: Any, sandbox: Path, resou
         "location": "user",
         "description": "Deploy the app: step by step",
         "path": str(resources["deploy"]),
+        "hasArgumentCompletions": False,
+        "sourceInfo": file_source(resources["deploy"], "user"),
     }
     assert by_name["skill:lint"]["location"] == by_name["skill:fmt"]["location"] == "project"
 
@@ -169,12 +183,18 @@ WORKFLOW_COMMAND = {
     "source": "extension",
     "description": "List workflows, start one (/workflow <name> <input>) or cancel a run",
     "path": "builtin:builtin_plugins.workflows",
+    "hasArgumentCompletions": False,
+    "sourceInfo": {"path": "builtin:builtin_plugins.workflows", "source": "builtin", "scope": "user",
+                   "origin": "top-level"},
 }
 PERMISSIONS_COMMAND = {
     "name": "permissions",
     "source": "extension",
     "description": "Show the permission mode, rules and session approvals; /permissions <mode> changes the mode",
     "path": "builtin:builtin_plugins.approvals",
+    "hasArgumentCompletions": False,
+    "sourceInfo": {"path": "builtin:builtin_plugins.approvals", "source": "builtin", "scope": "user",
+                   "origin": "top-level"},
 }
 
 
@@ -188,5 +208,7 @@ async def test_cli_skill_path(cmd_host: Any, sandbox: Path) -> None:
     assert commands == [
         WORKFLOW_COMMAND,  # the built-ins: /workflow, /permissions
         PERMISSIONS_COMMAND,
-        {"name": "skill:pack", "source": "skill", "location": "path", "description": "Packed", "path": str(skill)},
+        {"name": "skill:pack", "source": "skill", "location": "path", "description": "Packed", "path": str(skill),
+         "hasArgumentCompletions": False,
+         "sourceInfo": file_source(skill, "temporary")},
     ]

@@ -150,3 +150,17 @@ def test_plugins_json_lists_source_version_status_hooks_order(tmp_path: Path) ->
     assert hello["name"] in order and "builtin_plugins.tools" in order
     # pluggy calls later registrations first: the local file runs before the built-ins.
     assert order.index(hello["name"]) < order.index("builtin_plugins.tools")
+
+
+async def test_a_hook_wrapper_is_refused_with_a_clear_error(rpc_host) -> None:
+    """Each implementation is called on its own (plugins/dispatch.py), so a pluggy wrapper would load
+    and never run (before: loaded, and the tool_call gate it meant to be silently did nothing)."""
+    async with rpc_host("-e", plugin("wrapper_impl")) as host:
+        c = host.client
+        await c.get_state()
+        [error] = [e for e in errors_of(host) if e["extensionPath"] == plugin("wrapper_impl")]
+        assert error["event"] == "register"
+        assert "hook wrappers are not supported (tool_call: wrapper=True/hookwrapper=True)" in error["error"]
+        host.faux.push("still serving")
+        await c.prompt_and_wait("hello")
+        assert await c.get_last_assistant_text() == "still serving"

@@ -145,7 +145,16 @@ async def test_tool_list_changed_adds_tools() -> None:
 
 async def test_secrets_in_env_are_masked_and_never_echoed(tmp_path: Path) -> None:
     err = (tmp_path / "stderr.txt").open("wb")
-    async with start_host(settings={"mcpServers": {"fx": fx_entry()}}, stderr=err.fileno()) as host:
+    # The server prints its token on stderr before it starts, and the host forwards the server's
+    # stderr to its own: the token must arrive there masked.
+    entry = fx_entry()
+    entry["args"] = [
+        "-c",
+        "import os, runpy, sys; print('fx token:', os.environ['FX_API_TOKEN'], file=sys.stderr, flush=True); "
+        f"runpy.run_path({entry['args'][0]!r}, run_name='__main__')",
+    ]
+    settings = {"mcpServers": {"fx": entry}, "mcp": {"forwardStderr": True}}
+    async with start_host(settings=settings, stderr=err.fileno()) as host:
         c = host.client
         await wait_tools(c, "mcp__fx__getenv")
         # The server does get the value...
@@ -165,8 +174,9 @@ async def test_secrets_in_env_are_masked_and_never_echoed(tmp_path: Path) -> Non
     assert SECRET not in "\n".join(c.lines)
     assert SECRET not in stored
     err.close()
-    assert "mcp" in (tmp_path / "stderr.txt").read_text() or True
-    assert SECRET not in (tmp_path / "stderr.txt").read_text()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert "mcp[fx]: fx token: " in stderr  # the server's line reached the host's stderr...
+    assert SECRET not in stderr  # ...with the token masked
 
 
 def test_json_mode_waits_for_servers_before_its_one_prompt(tmp_path: Path) -> None:

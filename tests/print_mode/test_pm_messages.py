@@ -165,6 +165,7 @@ HELP_COMMANDS = [
     ("sessions", "import", "--help"),
     ("sessions", "export", "--help"),
     ("login", "--help"),
+    ("worker", "--help"),
 ]
 
 

@@ -50,7 +50,9 @@ FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {
     "login_provider": {"provider": "p", "apiKey": "k", "authType": "oauth", "loginId": "l1"},
     "save_provider_credential": {"provider": "p", "credential": {"type": "api_key", "key": "k"}},
     "cancel_login_provider": {"provider": "p", "loginId": "l1"},
+    "refresh_models": {"timeoutMs": 5000, "force": True, "allowNetwork": False},
     "get_command_completions": {"commandName": "c", "argumentPrefix": "a"},
+    "invoke_shortcut": {"key": "ctrl+shift+f"},
     "extension_ui_response": {"id": "u1", "value": "v", "confirmed": True, "cancelled": False},
 }
 

@@ -10,6 +10,7 @@ import pytest
 from helpers import SIMPLE_CONTEXT, anthropic_model, collect, final, types
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.testing_sse import Reply, SSEServer, anthropic_frames
 from builtin_plugins.providers.anthropic import stream
 
@@ -418,7 +419,57 @@ async def test_connection_refused_is_an_error_event() -> None:
     assert final(events)["errorMessage"].startswith("Connection error:")
 
 
+AWKWARD = 'quote " backslash \\ nl \n tab \t nul \x00 sep \u2028\u2029 </script> é 漢字 🦀 \\u0041 {"x": 1}'
+"""Text that a request body built by hand (or escaped twice, or spliced from kept JSON at the wrong
+place) would garble: JSON's own specials, control characters, line separators, non-BMP text and
+text that looks like escapes or JSON."""
+
+
 async def test_history_keeps_json_safe(sse_server: SSEServer) -> None:
+    """The request body is strict JSON carrying the history exactly: every awkward string in user
+    text, tool-call arguments (keys too, nested, big integers) and tool results arrives as it was."""
+    arguments = {"command": AWKWARD, AWKWARD: [AWKWARD, {"n": 2**70, "f": 0.1, "t": True, "z": None}]}
+    history = [
+        {"role": "user", "content": AWKWARD, "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": AWKWARD},
+                {"type": "toolCall", "id": "toolu_1", "name": "bash", "arguments": arguments},
+            ],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "toolu_1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": AWKWARD}],
+            "isError": False,
+            "timestamp": 3,
+        },
+    ]
     sse_server.enqueue(text_reply(["ok"]))
-    await collect(stream(anthropic_model(sse_server.base_url), SIMPLE_CONTEXT, StreamOptions()))
-    json.dumps(sse_server.last_request.body)
+    sse_server.enqueue(text_reply(["ok"]))
+    model = anthropic_model(sse_server.base_url)
+    client = new_http_client()  # the host's shared client: the second request is sent from what the
+    try:  # first one taught it (a request template and the body encoded by the host, not by httpx)
+        for _ in range(2):
+            context = {**SIMPLE_CONTEXT, "messages": history}
+            events = await collect(stream(model, context, StreamOptions(http_client=client)))
+            assert final(events)["stopReason"] == "stop"
+    finally:
+        await client.aclose()
+    for request in sse_server.requests:
+        body = request.body
+        assert isinstance(body, dict), "the server could not parse the request body as JSON"
+        # strict JSON: encoding what was received again gives no NaN/Infinity and the same value
+        assert json.loads(json.dumps(body, allow_nan=False)) == body
+        user, assistant, results = body["messages"]
+        assert user["content"][0]["text"] == AWKWARD
+        assert assistant["content"][0] == {"type": "text", "text": AWKWARD}
+        assert assistant["content"][1] == {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": arguments}
+        assert results["content"][0]["content"] == [{"type": "text", "text": AWKWARD}]

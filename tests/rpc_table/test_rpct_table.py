@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.core.protocol.commands import COMMANDS
 from atomic_host.core.protocol.declarations import DECLARATIONS, command
 from atomic_host.core.protocol.validate import CommandError
@@ -199,20 +200,34 @@ def test_the_server_answers_every_line_once_in_both_lanes(batch: list[dict[str, 
         bound["extension_ui_response"] = ui
         server = RpcServer(out, bound, on_eof=lambda: asyncio.sleep(0), concurrent=concurrent)  # type: ignore[arg-type]
         lane = asyncio.create_task(server._ordinary_lane())
-        for cmd in batch:
-            server.accept(json.dumps(cmd).encode())
+        for line in lines:
+            server.accept(line.encode())
         server.ordinary.put_nowait(None)
         await asyncio.wait_for(lane, 10)
         if server.tasks:
             await asyncio.wait(server.tasks, timeout=10)
         return out.records
 
+    # json.dumps writes an infinite float as `Infinity`: not JSON, so that line is a parse error (no id)
+    lines = [json.dumps(cmd) for cmd in batch]
     records = asyncio.run(scenario())
-    answered = sorted(req_id for _, req_id, _ in records)
-    expected = sorted(cmd["id"] for cmd in batch if cmd["type"] != "extension_ui_response" or not _valid(cmd))
+    answered = sorted("parse" if req_id is None else req_id for _, req_id, _ in records)
+    expected = sorted(
+        cmd["id"] if _strict(line) else "parse"
+        for cmd, line in zip(batch, lines, strict=True)
+        if cmd["type"] != "extension_ui_response" or not _valid(cmd) or not _strict(line)
+    )
     assert answered == expected
     for command_type, req_id, _ in records:
-        assert command_type == batch[int(req_id[1:])]["type"]
+        assert command_type == ("parse" if req_id is None else batch[int(req_id[1:])]["type"])
+
+
+def _strict(line: str) -> bool:
+    try:
+        loads_strict(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _valid(cmd: dict[str, Any]) -> bool:

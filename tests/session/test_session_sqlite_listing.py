@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_helpers import CWD, assistant, user
 
+from atomic_host.kit.sessions.errors import SessionFileGone
 from atomic_host.kit.sessions.store import new_header
 from builtin_plugins.stores import open_builtin_store as open_store
 
@@ -59,12 +60,21 @@ def test_a_listing_equals_a_fresh_stores_whatever_happened(tmp_path_factory: Any
                 assert _listings(mine) == _fresh_listings(agent_dir)
             elif sessions:
                 session = sessions[op[1] % len(sessions)]
-                if kind == "append":
-                    session.append_message(user("another"))
-                elif kind == "name":
-                    session.append_session_info(op[2])
-                elif kind == "summary":
-                    session.append("session_summary", summary="what happened", summarizedThroughId=session.leaf_id)
+                if kind in ("append", "name", "summary"):
+                    # a write to a session deleted while open fails and changes nothing (issue 24)
+                    gone = not mine.has(session.id)
+                    try:
+                        if kind == "append":
+                            session.append_message(user("another"))
+                        elif kind == "name":
+                            session.append_session_info(op[2])
+                        else:
+                            leaf = session.leaf_id
+                            session.append("session_summary", summary="what happened", summarizedThroughId=leaf)
+                    except SessionFileGone:
+                        assert gone
+                    else:
+                        assert not gone
                 elif kind == "delete" and store.has(session.id):
                     store.delete(session.id)
                 elif kind == "reimport":

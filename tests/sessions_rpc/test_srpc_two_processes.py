@@ -122,13 +122,21 @@ async def test_a_failed_append_answers_an_error_and_the_next_write_continues_the
         assert c.proc.returncode is None  # SIGXFSZ did not kill it
 
 
-async def test_a_session_file_deleted_underneath_is_written_again(srpc_host: Any) -> None:
+async def test_a_session_file_deleted_underneath_fails_the_next_write_and_is_not_recreated(srpc_host: Any) -> None:
+    """A delete is not undone behind the user's back (issue 24): the next write fails loudly, and
+    a clone keeps the conversation in a new session."""
     async with srpc_host() as host:
         await chat(host, "first")
         path = Path((await state(host.client))["sessionLocation"])
         path.unlink()
-        await chat(host, "second")
-        assert _user_texts(read_jsonl(path)) == ["first", "second"]
+        host.faux.push("re: second")
+        events = await host.client.prompt_and_wait("second")
+        ends = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+        assert ends[-1]["message"]["stopReason"] == "error"
+        assert ends[-1]["message"]["errorMessage"].startswith("Could not save the session: Session was deleted")
+        assert not path.exists()
+        assert await host.client.call("clone") == {"cancelled": False}
+        assert _user_texts(read_jsonl((await state(host.client))["sessionLocation"])) == ["first"]
 
 
 @pytest.fixture(autouse=True)

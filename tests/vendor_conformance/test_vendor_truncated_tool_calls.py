@@ -10,34 +10,19 @@ import json
 from typing import Any
 
 import pytest
-from vendor_helpers import assistants, blocks, of_type, stream_reply, text_of, tool_results
-
-CASES = [
-    ("anthropic-messages", "anthropic/max_tokens_in_tool.sse", "anthropic/answer.sse", "max_tokens"),
-    ("openai-completions", "openai_chat/length_in_tool_call.sse", "openai_chat/answer.sse", "length"),
-    (
-        "openai-responses",
-        "openai_responses/incomplete_in_function_call.sse",
-        "openai_responses/answer.sse",
-        "incomplete.max_output_tokens",
-    ),
-]
+from vendor_helpers import (
+    CUT_OFF_CASES,
+    assistants,
+    blocks,
+    of_type,
+    sent_tool_result,
+    stream_reply,
+    text_of,
+    tool_results,
+)
 
 
-def _told_in_next_request(api: str, body: dict[str, Any]) -> str:
-    """The text of the tool result the follow-up request sent for the cut-off call."""
-    if api == "anthropic-messages":
-        result = body["messages"][-1]["content"][0]
-        assert result["type"] == "tool_result" and result["is_error"] is True
-        return result["content"][0]["text"]
-    if api == "openai-completions":
-        (result,) = [m for m in body["messages"] if m["role"] == "tool"]
-        return result["content"]
-    (result,) = [i for i in body["input"] if i.get("type") == "function_call_output"]
-    return result["output"]
-
-
-@pytest.mark.parametrize(("api", "cut", "answer", "raw"), CASES)
+@pytest.mark.parametrize(("api", "cut", "answer", "raw"), CUT_OFF_CASES)
 async def test_cut_off_tool_call_is_not_run_and_the_model_is_told(
     vendor_host: Any, sse_server: Any, api: str, cut: str, answer: str, raw: str
 ) -> None:
@@ -63,7 +48,7 @@ async def test_cut_off_tool_call_is_not_run_and_the_model_is_told(
         assert result["isError"] is True and result["toolCallId"] == call["id"]
         assert result["content"][0]["text"] == expected
         # The run went on: the model got the error result in the next request and answered.
-        assert _told_in_next_request(api, sse_server.requests[1].body) == expected
+        assert sent_tool_result(api, sse_server.requests[1].body) == (call["id"].partition("|")[0], expected)
         assert text_of(second) == "All done."
         assert of_type(events, "auto_retry_start") == [] and of_type(events, "compaction_start") == []
         # The failed call is in the session like any other tool result.

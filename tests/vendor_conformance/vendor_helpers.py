@@ -21,6 +21,18 @@ QUIET = {"sessionSummary": {"enabled": False}}  # no background summary request 
 FAST_RETRY: dict[str, Any] = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 50}, **QUIET}
 NO_RETRY: dict[str, Any] = {"retry": {"enabled": False}, **QUIET}
 APIS = {"anthropic": "anthropic-messages", "openai_chat": "openai-completions", "openai_responses": "openai-responses"}
+CUT_OFF_CASES = [
+    ("anthropic-messages", "anthropic/max_tokens_in_tool.sse", "anthropic/answer.sse", "max_tokens"),
+    ("openai-completions", "openai_chat/length_in_tool_call.sse", "openai_chat/answer.sse", "length"),
+    (
+        "openai-responses",
+        "openai_responses/incomplete_in_function_call.sse",
+        "openai_responses/answer.sse",
+        "incomplete.max_output_tokens",
+    ),
+]
+"""(api, a reply cut off by the output limit inside a ``bash`` call that would ``touch ran-anyway``,
+a plain answer "All done.", the raw stop reason of the cut)."""
 
 
 
@@ -74,3 +86,16 @@ def blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def text_of(message: dict[str, Any]) -> str:
     return "".join(b.get("text", "") for b in blocks(message, "text"))
+
+
+def sent_tool_result(api: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(call id, text) of the one tool result a request body carried (Anthropic's is an error)."""
+    if api == "anthropic-messages":
+        (result,) = [b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result"]
+        assert result["is_error"] is True
+        return result["tool_use_id"], result["content"][0]["text"]
+    if api == "openai-completions":
+        (result,) = [m for m in body["messages"] if m["role"] == "tool"]
+        return result["tool_call_id"], result["content"]
+    (result,) = [i for i in body["input"] if i.get("type") == "function_call_output"]
+    return result["call_id"], result["output"]

@@ -5,16 +5,13 @@ the package); without it these tests skip and say why."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from wf_helpers import (
     QUIET,
     TWO_STAGES,
     Postgres,
     crash_mid_stage_two,
-    postgres_bin,
     recover_and_complete,
     wait_run,
     write_workflow,
@@ -23,31 +20,16 @@ from wf_helpers import (
 from atomic_host.testing import start_host
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Postgres]:
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip(
-            "PostgreSQL IS NOT INSTALLED: the PostgreSQL workflow tests did not run "
-            "(apt-get install -y postgresql; .ci/run does this)"
-        )
-    server = Postgres(bindir).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-async def test_sigkill_and_recovery_on_postgres(postgres: Postgres, tmp_path: Path) -> None:
-    env = {"DBOS_SYSTEM_DATABASE_URL": postgres.url("durability")}
+async def test_sigkill_and_recovery_on_postgres(postgres_server: Postgres, tmp_path: Path) -> None:
+    env = {"DBOS_SYSTEM_DATABASE_URL": postgres_server.url("durability")}
     write_workflow(tmp_path / "agent" / "workflows", "plan-review", TWO_STAGES)
     run_id = await crash_mid_stage_two(tmp_path, QUIET, env)
     await recover_and_complete(tmp_path, run_id, QUIET, env)
     assert not (tmp_path / "agent" / "workflows.sqlite").exists()  # the runs live in PostgreSQL
 
 
-async def test_two_hosts_on_one_database_see_only_their_project(postgres: Postgres, tmp_path: Path) -> None:
-    settings = {**QUIET, "workflows": {"databaseUrl": postgres.url("shared")}}  # the setting, not the env
+async def test_two_hosts_on_one_database_see_only_their_project(postgres_server: Postgres, tmp_path: Path) -> None:
+    settings = {**QUIET, "workflows": {"databaseUrl": postgres_server.url("shared")}}  # the setting, not the env
     ids = {}
     hosts = {}
     for name in ("alpha", "beta"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -135,24 +137,50 @@ async def crash_mid_stage_two(tmp_path: Path, settings: dict[str, Any], env: dic
         return started["runId"]
 
 
+@contextmanager
+def recovery_lock(agent_dir: Path, env: dict[str, str]) -> Iterator[None]:
+    """Hold the lock a process takes to recover dead executors' runs (the plugin's sweep lock)."""
+    url = env.get("DBOS_SYSTEM_DATABASE_URL")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s, 0)", (0x61746F6D,))
+            yield
+        return
+    import fcntl
+    import os
+
+    directory = agent_dir / "workflows.leases"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(directory / "recovery.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, Any], env: dict[str, str]) -> None:
     script = FauxScript(tmp_path / "faux-2.jsonl")
     log = tmp_path / "faux-log-2.jsonl"
     env = {**env, "ATOMIC_FAUX_SCRIPT": str(script.path), "ATOMIC_FAUX_LOG": str(log)}
+    script.push("risk: none")  # before the host: the run may be recovered as soon as it looks
     async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
         c = host.client
-        runs = (await c.call("list_workflow_runs"))["runs"]
-        assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "crashed")]
-        assert [r["runId"] for r in (await c.call("list_workflow_runs", status="crashed"))["runs"]] == [run_id]
-        assert (await c.call("list_workflow_runs", status="running"))["runs"] == []
-        detail = await c.call("get_workflow_run_summary", runId=run_id)
-        assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "crashed")]
-        assert detail["summary"].startswith("1/2 stages done; plan: 1. read 2. write")
-        await asyncio.sleep(0.5)
-        assert not log.exists() or not calls_for(log, "Review")  # nothing resumes by itself
-
-        script.push("risk: none")
         mark = len(c.events)
+        with recovery_lock(tmp_path / "agent", env):  # while it is held, no process recovers anything
+            runs = (await c.call("list_workflow_runs"))["runs"]
+            assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "crashed")]
+            assert [r["runId"] for r in (await c.call("list_workflow_runs", status="crashed"))["runs"]] == [run_id]
+            assert (await c.call("list_workflow_runs", status="running"))["runs"] == []
+            detail = await c.call("get_workflow_run_summary", runId=run_id)
+            stages = [(s["name"], s["status"]) for s in detail["stages"]]
+            assert stages == [("plan", "completed"), ("review", "crashed")]
+            assert detail["summary"].startswith("1/2 stages done; plan: 1. read 2. write")
+            await asyncio.sleep(1.5)  # sweeps pass: the run stays where it is
+            assert not calls_for(log, "Review")
+
         report = await c.call("start_pending_recovery", reason="workflow_stage_resume")
         assert report["resumed"] == 1
         assert any(run_id in n and 'stage 2/2 "review"' in n for n in report["notices"])
@@ -167,9 +195,29 @@ async def recover_and_complete(tmp_path: Path, run_id: str, settings: dict[str, 
         assert [(s["name"], s["status"]) for s in detail["stages"]] == [("plan", "completed"), ("review", "completed")]
         ends = [e["message"] for e in c.events[mark:] if e.get("type") == "message_end"]
         final = [m for m in ends if m.get("role") == "custom"]
-        assert final and "risk: none" in final[-1]["content"]
+        assert len(final) == 1 and "risk: none" in final[0]["content"]  # once
         host.assert_protocol_lines()
     async with start_host("--continue", base=tmp_path, settings=settings, env=env) as host:
         runs = (await host.client.call("list_workflow_runs"))["runs"]
         assert [(r["runId"], r["status"]) for r in runs] == [(run_id, "completed")]  # durable, not just live
         assert (await host.client.call("start_pending_recovery"))["notices"] == []
+
+
+class Boom:
+    """Unpickling this runs ``os.system`` (touches a marker file): a crafted workflow record."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def pickled(marker: Path) -> str:
+    """DBOS's pickle format (base64) of a :class:`Boom`."""
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(Boom(marker))).decode()

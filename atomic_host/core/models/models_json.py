@@ -12,6 +12,7 @@ model is skipped and the rest is used.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,15 @@ def upsert(models: list[dict[str, Any]], model: dict[str, Any]) -> None:
             models[i] = model
             return
     models.append(model)
+
+
+def upsert_all(models: list[dict[str, Any]], new: Iterable[dict[str, Any]]) -> None:
+    """:func:`upsert` each of ``new``, in time linear in both lists (a fetched catalog may be long)."""
+    index = {m["id"]: i for i, m in enumerate(models)}
+    for model in new:
+        i = index.get(model["id"])
+        if i is None:
+            index[model["id"]] = len(models)
+            models.append(model)
+        else:
+            models[i] = model

@@ -37,6 +37,7 @@ from atomic_host.core.models.models_json import (
     load_models_json,
     normalize_model,
     upsert,
+    upsert_all,
 )
 from atomic_host.kit import secrets, tool_env
 from atomic_host.kit.copies import json_copy
@@ -138,6 +139,9 @@ class ModelRegistry:
         self._command_cache: dict[tuple[str, str], str | None] = {}
         self._providers: dict[str, _Provider] = {}
         self._auth: dict[str, Any] = {}
+        self.fetched: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+        """Dynamic catalogs (``ProviderInfo.refresh_models``): provider id → (monotonic time of the
+        fetch, its models), merged over the registered models by ``reload`` (core/models/catalogs.py)."""
         self.reload()
 
     # -- loading -------------------------------------------------------------------------------
@@ -157,6 +161,11 @@ class ModelRegistry:
                 entry.oauth = info.oauth
             for raw in info.models:
                 upsert(entry.models, normalize_model(raw, info.id, info.api, info.base_url))
+        for pid, (_when, fetched) in self.fetched.items():
+            entry = self._providers.get(pid)
+            if entry is not None:
+                info = entry.info
+                upsert_all(entry.models, (normalize_model(raw, pid, info.api, info.base_url) for raw in fetched))
         for pid, cfg in configs.items():
             self._apply_config(pid, cfg)
         self._register_credentials(configs)
@@ -385,6 +394,11 @@ class ModelRegistry:
     def _forget(self, provider: str) -> None:
         self._command_cache = {k: v for k, v in self._command_cache.items() if k[0] != provider}
         self._auth = self._read_all_auth()
+
+    def dynamic_providers(self) -> list[ProviderInfo]:
+        """The providers with a dynamic catalog (``refresh_models``), the last registration of each id."""
+        latest = {i.id: i for i in self._registered if i.refresh_models is not None}
+        return list(latest.values())
 
     def reload_auth(self) -> None:
         """Re-read auth.json (and the legacy file) only: after a login, refresh or logout."""

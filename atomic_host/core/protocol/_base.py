@@ -66,3 +66,14 @@ JsonScalar = Annotated[
     PlainValidator(_scalar, json_schema_input_type=str | int | float | bool | None),
 ]
 """Any JSON scalar (request ids): one clear error instead of one per union member."""
+
+
+def _as_sent(value: Any) -> Any:
+    return value
+
+
+# A dialog answer's fields (extension_ui_response): the schema says what is expected; any JSON value
+# is taken, and the dialog treats one of another kind as cancelled (frontends/rpc/ui.py), so a wrong
+# answer ends the dialog instead of leaving it open behind an error response no client expects.
+AnswerText = Annotated[Any, PlainValidator(_as_sent, json_schema_input_type=str | None)]
+AnswerFlag = Annotated[Any, PlainValidator(_as_sent, json_schema_input_type=bool | None)]

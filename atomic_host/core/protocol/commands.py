@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, create_model, model_validator
 
 from atomic_host.core.protocol import declarations
-from atomic_host.core.protocol._base import JsonScalar, WireModel
+from atomic_host.core.protocol._base import AnswerFlag, AnswerText, JsonScalar, WireModel
 from atomic_host.core.protocol.declarations import (
     DECLARATIONS,
     Declaration,
@@ -44,7 +44,14 @@ class CommandBase(WireModel):
     id: JsonScalar = None
 
 
-_NAMES: dict[str, Any] = {"Any": Any, "ImageContent": ImageContent, "JsonScalar": JsonScalar, "Literal": Literal}
+_NAMES: dict[str, Any] = {
+    "Any": Any,
+    "ImageContent": ImageContent,
+    "JsonScalar": JsonScalar,
+    "Literal": Literal,
+    "AnswerText": AnswerText,
+    "AnswerFlag": AnswerFlag,
+}
 """What the declarations' annotations may name besides their own module's globals."""
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # names the field annotations use; resolved when commands.py builds the models
-    from atomic_host.core.protocol._base import JsonScalar
+    from atomic_host.core.protocol._base import AnswerFlag, AnswerText, JsonScalar
     from atomic_host.core.protocol.messages import ImageContent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -346,9 +346,14 @@ class GetAvailableModels:
     """The models that can run, the scoped ones and each provider's sign-in state."""
 
 
-@command("refresh_models", lane="concurrent", data="AvailableModelsData")
+@command("refresh_models", lane="concurrent", data="RefreshModelsData")
 class RefreshModels:
-    """Reload models.json and the providers' catalogs, then answer as ``get_available_models``."""
+    """Reload models.json and auth.json and fetch dynamic catalogs; answer as ``get_available_models``
+    plus ``aborted`` and ``errors``."""
+
+    timeout_ms: int | None = None
+    force: bool | None = None
+    allow_network: bool | None = None
 
 
 @command("login_provider", lane="concurrent", data=ANY)
@@ -490,6 +495,24 @@ class GetCommandCompletions:
     argument_prefix: str
 
 
+@command("reload")
+class Reload:
+    """Discover extensions, prompt templates, skills, settings and models.json again (``session_shutdown``
+    and ``session_start`` with reason ``reload``)."""
+
+
+@command("get_shortcuts", data="ShortcutsData")
+class GetShortcuts:
+    """The keyboard shortcuts extensions registered (``api.register_shortcut``)."""
+
+
+@command("invoke_shortcut")
+class InvokeShortcut:
+    """Run an extension's shortcut handler; ``Shortcut not found: <key>`` for an unknown key."""
+
+    key: str
+
+
 @command("list_workflow_runs", data="WorkflowRunsData")
 class ListWorkflowRuns:
     """Workflow runs, filtered by status."""
@@ -509,8 +532,8 @@ class ExtensionUiResponse:
     """Answer to an ``extension_ui_request``; ``id`` is that request's id. Never answered."""
 
     id: str
-    value: str | None = None
-    confirmed: bool | None = None
-    cancelled: bool | None = None
-    message: str | None = None
+    value: AnswerText = None
+    confirmed: AnswerFlag = None
+    cancelled: AnswerFlag = None
+    message: AnswerText = None
     """With ``value: "Deny"`` on a tool approval: the text the model gets (docs/permissions.md)."""

@@ -4,11 +4,11 @@ Events carry no ``id`` except ``bash_execution_update`` (the originating bash re
 Clients ignore unknown event types; the validator does not, so the host's output stays honest.
 """
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.core.protocol._base import JsonScalar, WireModel
 from atomic_host.core.protocol.commands import ThinkingLevel
 from atomic_host.core.protocol.messages import AgentMessage, ToolCall, ToolResultMessage, Usage, UserBlock
@@ -198,6 +198,8 @@ CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 class CompactionStartEvent(WireModel):
+    """``midTurn``: after a turn's tool results, before the run's next model call."""
+
     type: Literal["compaction_start"] = "compaction_start"
     reason: CompactionReason
     mid_turn: bool | None = None
@@ -277,8 +279,12 @@ class ModelFallbackEndEvent(WireModel):
 
 
 class AgentContinueErrorEvent(WireModel):
+    """The run could not go on after a compaction (``post_compaction``): the compacted context is
+    still over the model's input limit, so the request that should follow was not sent."""
+
     type: Literal["agent_continue_error"] = "agent_continue_error"
-    error: str | None = None
+    source: Literal["post_compaction"]
+    error_message: str
 
 
 class ThinkingLevelChangedEvent(WireModel):
@@ -408,8 +414,8 @@ def validate_output_line(obj: Any) -> None:
     """
     if isinstance(obj, str | bytes):
         try:
-            obj = json.loads(obj)
-        except ValueError as exc:
+            obj = loads_strict(obj if isinstance(obj, str) else obj.decode())
+        except ValueError as exc:  # NaN / Infinity too: the output is strict JSON
             raise OutputError(f"not JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise OutputError(f"output record is not an object: {obj!r:.200}")

@@ -74,6 +74,27 @@ class CancelledData(WireModel):
 # --- state and messages ----------------------------------------------------------------------
 
 
+class SourceInfo(WireModel):
+    """Where a command or tool came from (``frontends/rpc/sources.py``)."""
+
+    path: str
+    source: str
+    """builtin | local | package:<plugin>"""
+    scope: Literal["user", "project", "temporary"]
+    origin: Literal["package", "top-level"]
+    base_dir: str | None = None
+
+
+class ResourceOverlap(WireModel):
+    """One name two contributions claimed: ``bundled`` holds it, ``inherited`` was skipped (a tool)
+    or renamed ``name:N`` (a command)."""
+
+    resource_type: Literal["tool", "command", "prompt"]
+    name: str
+    bundled: SourceInfo
+    inherited: SourceInfo
+
+
 class StateData(WireModel):
     """``get_state`` data."""
 
@@ -90,7 +111,9 @@ class StateData(WireModel):
     message_count: int
     pending_message_count: int
     queued_messages_paused: bool | None = None
-    compaction_reason: str | None = None
+    compaction_reason: Literal["manual", "threshold", "overflow"] | None = None
+    """The running compaction's reason (absent when none runs)."""
+    resource_overlaps: list[ResourceOverlap] | None = None
     model_fallback_message: str | None = None
     model_fallback_reason: str | None = None
 
@@ -141,6 +164,21 @@ class AvailableModelsData(WireModel):
     oauth_providers: list[Any] | None = None
     custom_auth_providers: list[ProviderRef] | None = None
     provider_auth_statuses: list[ProviderAuthStatus] | None = None
+
+
+class CatalogError(WireModel):
+    """A provider whose catalog could not be fetched (or the file that could not be read)."""
+
+    provider: str
+    message: str
+
+
+class RefreshModelsData(AvailableModelsData):
+    """``refresh_models`` data: ``aborted`` when ``timeoutMs`` passed before every dynamic catalog
+    answered; ``errors`` for the providers (or files) that failed."""
+
+    aborted: bool
+    errors: list[CatalogError]
 
 
 class LogoutProviderData(WireModel):
@@ -410,10 +448,23 @@ class CommandInfo(WireModel):
     source: Literal["extension", "prompt", "skill"]
     location: Literal["user", "project", "path"] | None = None
     path: str | None = None
+    has_argument_completions: bool | None = None
+    """``get_command_completions`` can complete its arguments (this host always sends it)."""
+    source_info: SourceInfo | None = None
+    """Where it came from (this host always sends it)."""
 
 
 class CommandsData(WireModel):
     commands: list[CommandInfo]
+
+
+class ShortcutInfo(WireModel):
+    key: str
+    description: str | None = None
+
+
+class ShortcutsData(WireModel):
+    shortcuts: list[ShortcutInfo]
 
 
 class CommandCompletion(WireModel):

@@ -11,6 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.engine.retry import model_ref
+from atomic_host.frontends.rpc import sources
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable
 from atomic_host.plugins.faults import fault_report
@@ -30,10 +31,12 @@ if TYPE_CHECKING:
         GetEntries,
         GetWorkflowRunSummary,
         ImportSession,
+        InvokeShortcut,
         ListWorkflowRuns,
         NavigateTree,
         NewSession,
         Prompt,
+        RefreshModels,
         SetAutoCompaction,
         SetAutoRetry,
         SetFollowUpMode,
@@ -79,6 +82,7 @@ class Handlers:
         return {"disposition": await self.agent.queue_message("followUp", cmd.message, sent.get("images"))}
 
     async def on_abort(self) -> Any:
+        self.rt.ui.cancel_all()  # open dialogs resolve with their default (semantics §1)
         await self.agent.abort()
         return NO_DATA
 
@@ -140,7 +144,10 @@ class Handlers:
             "messageCount": a.message_count,
             "pendingMessageCount": len(a.queues.steering) + len(a.queues.follow_up),
             "queuedMessagesPaused": a.queues.paused,
+            "resourceOverlaps": sources.overlaps(self.rt),
         }
+        if a.compaction_reason:
+            data["compactionReason"] = a.compaction_reason
         if a.session.location:
             data["sessionLocation"] = a.session.location
         if a.session.name:
@@ -180,18 +187,32 @@ class Handlers:
         return report(self.rt)
 
     async def on_get_commands(self) -> Any:
-        order = {"extension": 0, "prompt": 1, "skill": 2}
-        commands = []
-        for c in sorted(self.rt.commands.all(), key=lambda c: order.get(c.source, 3)):
-            item: dict[str, Any] = {"name": c.name, "source": c.source}
-            if c.description:
-                item["description"] = c.description
-            if c.location and c.source != "extension":
-                item["location"] = c.location
-            if c.path:
-                item["path"] = c.path
-            commands.append(item)
-        return {"commands": commands}
+        rt = self.rt
+
+        def source_info(c: Any) -> dict[str, Any]:
+            return {"sourceInfo": sources.source_info(rt, c.plugin, c.path, c.location)}
+
+        return {"commands": rt.commands.listing(source_info)}
+
+    async def on_reload(self) -> Any:
+        await self.rt.reload()
+        return NO_DATA
+
+    async def on_get_shortcuts(self) -> Any:
+        return {"shortcuts": self.rt.shortcuts.listing()}
+
+    async def on_invoke_shortcut(self, cmd: InvokeShortcut) -> Any:
+        from atomic_host.engine.prompting import run_handler
+
+        shortcut = self.rt.shortcuts.get(cmd.key)
+        if shortcut is None:
+            raise CommandFailed(f"Shortcut not found: {cmd.key}")
+        failed = await run_handler(
+            self.rt, shortcut.handler, (self.rt.api,), shortcut.plugin, f"shortcut:{shortcut.key}", "shortcut"
+        )
+        if failed is not None:  # upstream answers the handler's exception as the command's error
+            raise CommandFailed(failed)
+        return NO_DATA
 
     async def on_get_command_completions(self, cmd: GetCommandCompletions) -> Any:
         from atomic_host.contract.tools import resolve
@@ -223,9 +244,16 @@ class Handlers:
     async def on_get_available_models(self) -> Any:
         return self._models_data()
 
-    async def on_refresh_models(self) -> Any:
-        self.rt.models.reload()
-        return self._models_data()
+    async def on_refresh_models(self, cmd: RefreshModels) -> Any:
+        from atomic_host.core.models.catalogs import refresh
+
+        outcome = await refresh(
+            self.rt.models,
+            timeout_ms=cmd.timeout_ms,
+            force=bool(cmd.force),
+            allow_network=cmd.allow_network is not False,
+        )
+        return {**self._models_data(), **outcome}
 
     async def on_set_model(self, cmd: SetModel) -> Any:
         return self.agent.set_model(cmd.provider, cmd.model_id, persist=bool(cmd.persist))
@@ -401,12 +429,7 @@ class Handlers:
             replace_instructions=bool(options and options.replace_instructions),
             label=options.label if options else None,
         )
-        data: dict[str, Any] = {"cancelled": move.cancelled}
-        if move.summary_entry is not None:
-            data["summaryEntry"] = move.summary_entry
-        if move.editor_text is not None:
-            data["editorText"] = move.editor_text
-        return data
+        return move.wire()
 
     async def on_get_session_summary(self) -> Any:
         return {"summary": self.agent.session.summary()}
@@ -420,7 +443,7 @@ class Handlers:
         session = self.agent.session
         if session.writer is None:
             raise CommandFailed("Cannot export in-memory session to HTML")
-        if not session.entries:
+        if not session.persisted:  # written lazily, with the first assistant reply: nothing said yet
             raise CommandFailed("Nothing to export yet - start a conversation first")
         exporter = self.rt.exporter("html")
         # rendering and writing a long session takes a while: off the loop, so abort still answers at once

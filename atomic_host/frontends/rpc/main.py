@@ -88,7 +88,8 @@ async def serve(opts: Options, collecting: bool) -> int:
         from atomic_host.runtime import Runtime
 
         out = Output(fd=claim_stdout())
-        rt = Runtime(opts, out, RpcUI(out, has_ui=opts.mode == "rpc"))
+        ui = RpcUI(out, has_ui=opts.mode == "rpc")
+        rt = Runtime(opts, out, ui)
         try:
             await rt.start()
         except Exception as exc:
@@ -98,6 +99,7 @@ async def serve(opts: Options, collecting: bool) -> int:
         _startup_done(collecting)
 
     async def on_eof() -> None:
+        ui.close()  # nobody is left to answer a dialog: an extension waiting on one goes on at once
         # Bash requests are owned by frontends/rpc/bash.py; if no command ever imported it, none
         # ran and there is nothing to cancel (the import would be the only work done here).
         bash = sys.modules.get("atomic_host.frontends.rpc.bash")
@@ -117,6 +119,7 @@ async def serve(opts: Options, collecting: bool) -> int:
 
     table = Handlers(rt).table()
     server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
+    rt.exit_request = server.request_shutdown
     try:
         return await server.serve()
     finally:

@@ -9,13 +9,14 @@ response and never stops the server.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextvars
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from atomic_host.contract.errors import HostError as CommandFailed  # raised for a success:false response
+from atomic_host.core.jsonfast import loads_strict
 from atomic_host.frontends.rpc.io import Output, decode_line, open_stdin_lines, write_failure
 from atomic_host.frontends.rpc.table import Handler
 from atomic_host.kit.log import log
@@ -25,6 +26,19 @@ NO_DATA = object()
 
 NO_RESPONSE = object()
 """Return from a handler to send no response at all (``extension_ui_response`` is never answered)."""
+
+_lane_hold: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar("lane_hold", default=None)
+"""In an ordinary command's task (and the tasks it starts): resolving it lets the lane go on."""
+
+
+def release_lane() -> None:
+    """Let the ordinary lane serve the next commands while the calling command waits for the
+    client (a dialog: a client may ignore it, and must still get answers to ``get_state`` or
+    ``prompt``). The command goes on outside the lane and still gets its one response when it
+    ends. A no-op outside an ordinary command, or once its lane has moved on."""
+    hold = _lane_hold.get()
+    if hold is not None and not hold.done():
+        hold.set_result(None)
 
 
 class RpcServer:
@@ -52,6 +66,12 @@ class RpcServer:
         self.tasks: set[asyncio.Task[None]] = set()
         self.exit_code = 0
         self._stop = asyncio.Event()
+        self._leave = asyncio.Event()
+
+    def request_shutdown(self) -> None:
+        """End as at EOF (exit 0): the commands received so far finish, then ``on_eof``
+        (``api.shutdown()`` from a plugin)."""
+        self._leave.set()
 
     async def serve(self) -> int:
         loop = asyncio.get_running_loop()
@@ -61,19 +81,30 @@ class RpcServer:
         worker = asyncio.create_task(self._ordinary_lane())
         reader = asyncio.create_task(self._read(lines))
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
-        if self._stop.is_set():  # signal: leave now, sessions are already durable
+        leave = asyncio.create_task(self._leave.wait())
+        await asyncio.wait({reader, stop, leave}, return_when=asyncio.FIRST_COMPLETED)
+        leave.cancel()
+        if not self._stop.is_set():
+            # EOF (or request_shutdown, after which later lines are not read): finish every command
+            # already received, then shut down cleanly; a signal meanwhile still ends the host at once.
             reader.cancel()
-            worker.cancel()
-            return self.exit_code
-        stop.cancel()
-        # EOF: finish every command already received, then shut down cleanly.
+            finish = asyncio.create_task(self._finish(worker))
+            await asyncio.wait({finish, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not self._stop.is_set():
+                stop.cancel()
+                return self.exit_code
+            finish.cancel()
+        # signal: leave now, sessions are already durable
+        reader.cancel()
+        worker.cancel()
+        return self.exit_code
+
+    async def _finish(self, worker: asyncio.Task[None]) -> None:
         await self.ordinary.put(None)
         await worker
         await self.on_eof()
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=10)
-        return self.exit_code
 
     def _catch_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         """SIGTERM, SIGHUP and SIGINT end the server with 143, 129 and 130 (:meth:`_terminate`, run
@@ -141,7 +172,7 @@ class RpcServer:
     def accept(self, line: bytes) -> None:
         """Decode one line and hand it to its lane; anything undecodable is answered here."""
         try:
-            cmd = json.loads(decode_line(line))
+            cmd = loads_strict(decode_line(line))
         except RecursionError:
             self.out.error("parse", None, "Failed to parse command: JSON nested too deeply")
             return
@@ -167,8 +198,20 @@ class RpcServer:
             self.ordinary.put_nowait(cmd)
 
     async def _ordinary_lane(self) -> None:
+        loop = asyncio.get_running_loop()
         while (cmd := await self.ordinary.get()) is not None:
-            await self.run(cmd)
+            hold: asyncio.Future[None] = loop.create_future()
+            context = contextvars.copy_context()
+            context.run(_lane_hold.set, hold)
+            task = asyncio.create_task(self.run(cmd), context=context)
+            try:
+                await asyncio.wait({task, hold}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+            if not task.done():  # released (release_lane): it ends outside the lane
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
 
     async def run(self, cmd: dict[str, Any]) -> None:
         """Run one command (its handler validates it); exactly one response, whatever happens."""

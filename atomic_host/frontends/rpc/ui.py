@@ -8,6 +8,8 @@ from typing import Any
 
 from atomic_host.contract.tools import APPROVAL_OPTIONS, Approval, ApprovalAnswer
 from atomic_host.frontends.rpc.io import Output
+from atomic_host.frontends.rpc.server import release_lane
+from atomic_host.kit.log import log
 from atomic_host.kit.sessions.ids import uuid4
 
 
@@ -41,8 +43,12 @@ class RpcUI(FireAndForgetUI):
         self.out = out
         self.has_ui = has_ui
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.closed = False
+        """Set by :meth:`close`: nobody is left to answer, dialogs end as cancelled at once."""
 
     async def _dialog(self, method: str, timeout: float | None, **fields: Any) -> dict[str, Any] | None:
+        if self.closed:
+            return {"cancelled": True}
         req_id = uuid4()
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[req_id] = fut
@@ -50,6 +56,9 @@ class RpcUI(FireAndForgetUI):
         if timeout is not None:
             request["timeout"] = int(timeout * 1000)
         self.out.send(request)
+        # A client may ignore the request (clients skip records they do not know): the command
+        # that asked must not keep other commands from being served meanwhile.
+        release_lane()
         try:
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError:
@@ -66,25 +75,40 @@ class RpcUI(FireAndForgetUI):
         return True
 
     def cancel_all(self) -> None:
+        """Answer every open dialog as cancelled (``abort``, the host exiting): the extension gets
+        the default (None for select/input/editor, False for confirm)."""
         for fut in self.pending.values():
             if not fut.done():
                 fut.set_result({"cancelled": True})
 
+    def close(self) -> None:
+        """stdin is closed: open dialogs end as cancelled, and so does every later one, at once."""
+        self.closed = True
+        self.cancel_all()
+
+    # An answer of the wrong kind (a select value that is not one of its options, a confirm that
+    # is not a boolean, a text that is not a string) counts as cancelled: an extension never sees
+    # a value it did not offer or cannot handle.
+
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
         r = await self._dialog("select", timeout, title=title, options=options)
-        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+        value = _answer(r, "value", str, "select")
+        if value is not None and value not in options:
+            log.warning(f"extension_ui_response: select answered {value[:200]!r}, not one of its options; cancelled")
+            return None
+        return value
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
         r = await self._dialog("confirm", timeout, title=title, message=message)
-        return bool(r and not r.get("cancelled") and r.get("confirmed") is True)
+        return _answer(r, "confirmed", bool, "confirm") is True
 
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
         r = await self._dialog("input", timeout, title=title, placeholder=placeholder)
-        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+        return _answer(r, "value", str, "input")
 
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
         r = await self._dialog("editor", timeout, title=title, prefill=prefill)
-        return None if r is None or r.get("cancelled") else _str(r.get("value"))
+        return _answer(r, "value", str, "editor")
 
     async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
         """A ``select`` carrying the ``approval`` record; the answer as docs/permissions.md reads it."""
@@ -130,5 +154,18 @@ def approval_answer(response: dict[str, Any] | None, timeout: float | None) -> A
     return ApprovalAnswer("deny", why=f"the answer {shown} is not one of the options")
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _answer(response: dict[str, Any] | None, key: str, kind: type, method: str) -> Any:
+    """``response[key]`` when the dialog was answered with a value of ``kind``; None when it timed
+    out, was cancelled, or was answered with something else (logged)."""
+    if response is None or response.get("cancelled"):
+        return None
+    value = response.get(key)
+    if isinstance(value, kind):
+        return value
+    log.warning(f"extension_ui_response: {method} answered with {key}={_short(value)}; treated as cancelled")
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "…"

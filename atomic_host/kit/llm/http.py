@@ -14,19 +14,23 @@ import email.utils
 import math
 import random
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource
 
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm.abort import AbortSignal
 from atomic_host.kit.llm.http1 import DirectBody, DirectPool, PreparedPost
 from atomic_host.kit.llm.http_client import new_http_client
-from atomic_host.kit.llm.sse import SSEDecoder
+from atomic_host.kit.llm.sse import LineTooLong, SSEDecoder
 
 MAX_ERROR_BODY = 4000
+MAX_ERROR_READ = 1024 * 1024
+"""Bytes of an error (or unexpected) response body read, decompressed; the rest is not read."""
+INFLATE_PIECE = 1024 * 1024
+"""Most bytes one step of decompressing a body gives."""
 OPEN = ("__open__", "")
 """First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
 
@@ -116,6 +120,7 @@ async def _events(
     """The request, with transport retry: yields :data:`OPEN`, then lists of ``(event, data)``
     pairs (those one network read completed, never empty)."""
     attempt = 0
+    hooks = options.provider_hooks
     while True:
         opened = False
         try:
@@ -127,28 +132,33 @@ async def _events(
                     "POST", url, headers=headers, json=body, timeout=httpx.Timeout(options.timeout_s)
                 )
             )
+            sent = time.monotonic()
             async with _send(client, request, options.timeout_s) as resp:
+                if hooks is not None:
+                    elapsed_ms = (time.monotonic() - sent) * 1000
+                    await hooks.after_response(url, resp.status_code, resp.headers, elapsed_ms, attempt)
                 if resp.status_code >= 400:
-                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                    text = await _read_capped(resp)
                     raise ProviderError(http_error_text(resp.status_code, text), resp.status_code, resp.headers)
                 ctype = resp.headers.get("content-type", "")
-                if "text/event-stream" not in ctype:
-                    text = (await resp.aread()).decode("utf-8", errors="replace")
+                if "text/event-stream" not in ctype.partition(";")[0]:
+                    text = await _read_capped(resp)
                     raise ProviderError(f"Unexpected content-type {ctype!r}: {text[:MAX_ERROR_BODY]}")
                 opened = True
                 yield OPEN
+                # httpx_sse's reading, on the bytes (kit/llm/sse.py), each line bounded
+                decoder = SSEDecoder(options.max_line_bytes)
                 # aclosing: when the consumer stops early, the iterator is closed here, not later
                 # by the garbage collector on a loop that may be gone.
-                if _reads_as_utf8(resp, ctype):
-                    decoder = SSEDecoder()  # httpx_sse's reading, on the bytes (kit/llm/sse.py)
-                    async with contextlib.aclosing(_body_bytes(resp)) as chunks:
+                async with contextlib.aclosing(_body_bytes(resp, ctype)) as chunks:
+                    try:
                         async for chunk in chunks:
                             if pairs := decoder.feed(chunk):
                                 yield pairs
-                    return
-                async with contextlib.aclosing(EventSource(resp).aiter_sse()) as sse_iter:
-                    async for sse in sse_iter:
-                        yield [(sse.event, sse.data)]
+                    except LineTooLong as exc:
+                        raise ProviderError(
+                            f"Provider stream {exc} (setting streamMaxLineBytes); the rest was not read"
+                        ) from None
                 return
         except httpx.TransportError as exc:
             err = ProviderError(transport_error_text(exc))
@@ -193,27 +203,89 @@ async def _send_httpx(client: httpx.AsyncClient, request: httpx.Request) -> Asyn
         await resp.aclose()
 
 
-def _body_bytes(resp: httpx.Response) -> AsyncIterator[bytes]:
+def _body_bytes(resp: httpx.Response, ctype: str = "") -> AsyncIterator[bytes]:
     """The response's body bytes: straight from a :class:`DirectBody` when nothing is to be
-    decoded (no ``Content-Encoding``), else through httpx's decoders."""
-    if isinstance(resp.stream, DirectBody) and "content-encoding" not in resp.headers:
-        return aiter(resp.stream)
-    return resp.aiter_bytes()
+    decoded (no ``Content-Encoding``), ``gzip`` and ``deflate`` in bounded pieces
+    (:func:`_inflate`), any other coding through httpx's decoders; a stream in another charset
+    than UTF-8 (what every provider sends) as UTF-8 (:func:`_as_utf8`)."""
+    coding = resp.headers.get("content-encoding", "").strip().lower()
+    if not coding and isinstance(resp.stream, DirectBody):
+        chunks = aiter(resp.stream)
+    elif coding in ("gzip", "deflate"):
+        chunks = _inflate(resp.aiter_raw(), coding)
+    else:
+        chunks = resp.aiter_bytes()
+    encoding = _charset(resp, ctype)
+    return chunks if encoding is None else _as_utf8(chunks, encoding)
 
 
-def _reads_as_utf8(resp: httpx.Response, ctype: str) -> bool:
-    """The stream is text/event-stream in UTF-8 (what every provider sends): :class:`SSEDecoder`
-    reads it. Another charset, or a content type httpx_sse would refuse, goes to httpx_sse."""
-    mime, semicolon, _ = ctype.partition(";")
-    if "text/event-stream" not in mime:
-        return False
-    if not semicolon and resp.default_encoding == "utf-8":
-        return True  # no charset parameter: httpx reads it as its default (parsing that took ~20 µs)
-    encoding = resp.encoding or "utf-8"
+async def _inflate(raw: AsyncIterator[bytes], coding: str) -> AsyncIterator[bytes]:
+    """``raw`` decompressed as httpx's ``GZipDecoder``/``DeflateDecoder`` do (a ``deflate`` body
+    without its zlib header read as raw deflate; errors as ``httpx.DecodingError``), but never
+    more than :data:`INFLATE_PIECE` bytes at a time: 64 KB of a gzip bomb expand to 64 MB in one
+    ``decompress`` call, which the line bound could only refuse after it was in memory."""
+    gzip = coding == "gzip"
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+    first = not gzip  # deflate: the first attempt may find a raw stream (no zlib header)
+    async with contextlib.aclosing(raw):
+        async for data in raw:
+            while data:
+                try:
+                    out = inflater.decompress(data, INFLATE_PIECE)
+                except zlib.error as exc:
+                    if first:
+                        first = False
+                        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                        continue
+                    raise httpx.DecodingError(str(exc)) from exc
+                first = False
+                data = inflater.unconsumed_tail
+                if out:
+                    yield out
     try:
-        return codecs.lookup(encoding).name == "utf-8"
+        tail = inflater.flush()
+    except zlib.error as exc:  # pragma: no cover - httpx's flush guards the same
+        raise httpx.DecodingError(str(exc)) from exc
+    if tail:
+        yield tail
+
+
+def _charset(resp: httpx.Response, ctype: str) -> str | None:
+    """The charset of a stream when it is not UTF-8 (None for UTF-8, and for a charset Python does
+    not know, which httpx also reads as UTF-8)."""
+    if ";" not in ctype and resp.default_encoding == "utf-8":
+        return None  # no charset parameter: httpx reads it as its default (parsing that took ~20 µs)
+    try:
+        encoding = codecs.lookup(resp.encoding or "utf-8").name
     except LookupError:
-        return False
+        return None
+    return None if encoding == "utf-8" else encoding
+
+
+async def _as_utf8(chunks: AsyncIterator[bytes], encoding: str) -> AsyncIterator[bytes]:
+    """``chunks`` of text in ``encoding``, re-encoded as UTF-8 (decoded as httpx decodes text,
+    undecodable bytes replaced), so :class:`SSEDecoder` reads what httpx_sse read from them."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    async with contextlib.aclosing(chunks):
+        async for chunk in chunks:
+            if text := decoder.decode(chunk):
+                yield text.encode("utf-8", "surrogatepass")
+    if text := decoder.decode(b"", final=True):
+        yield text.encode("utf-8", "surrogatepass")
+
+
+async def _read_capped(resp: httpx.Response) -> str:
+    """The start of a response body (at most :data:`MAX_ERROR_READ` bytes, decompressed) as text:
+    an error body that never ends, or expands to gigabytes, is not read whole."""
+    parts: list[bytes] = []
+    size = 0
+    async with contextlib.aclosing(_body_bytes(resp)) as chunks:
+        async for chunk in chunks:
+            parts.append(chunk[: MAX_ERROR_READ - size])
+            size += len(parts[-1])
+            if size >= MAX_ERROR_READ:
+                break
+    return b"".join(parts).decode("utf-8", errors="replace")
 
 
 async def sse_events(
@@ -373,6 +445,9 @@ async def drive(
     signal = options.signal
     try:
         url, headers, body = parser.request()
+        if (hooks := options.provider_hooks) is not None:  # plugins see (and may change) the request
+            body = await hooks.before_request(url, body)
+            headers = await hooks.before_headers(url, headers)
         events = sse_batches(url, headers, body, options)
         try:
             async for batch in events:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -48,16 +49,42 @@ def repair_json_strings(text: str) -> str:
 def _partial(text: str) -> Any:
     import jiter
 
-    return jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    return jiter.from_json(text.encode(), partial_mode="trailing-strings", allow_inf_nan=False)
 
 
-def _whole(text: str) -> dict[str, Any] | None:
-    """``text`` as complete JSON: its dict (``{}`` for any other value), None when it is no JSON."""
+def _finite(value: Any) -> Any:
+    """``value`` with every infinite float (a number too large for one, which the partial parse
+    reads as infinity) replaced by None: the arguments are kept in the session and sent again,
+    and JSON cannot carry infinity."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is dict:
+        return {k: _finite(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_finite(v) for v in value]
+    return value
+
+
+_NOT_JSON = object()
+
+
+def _number(text: str) -> float | str:
+    """A JSON number with a fraction or exponent: its float, or its text when no float holds it
+    (``1e400``): an infinite float would make every later request of the session fail to encode."""
+    value = float(text)
+    return value if math.isfinite(value) else text
+
+
+def _not_a_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """``text`` as complete JSON (strict: ``NaN``/``Infinity`` are not JSON), or ``_NOT_JSON``."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else {}
+        return json.loads(text, parse_float=_number, parse_constant=_not_a_constant)
+    except (ValueError, RecursionError):  # nesting deeper than the interpreter's recursion limit
+        return _NOT_JSON
 
 
 def _partial_dict(text: str) -> dict[str, Any] | None:
@@ -69,26 +96,46 @@ def _partial_dict(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def parse_streaming_json(text: str | None) -> dict[str, Any]:
-    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable).
+def parse_arguments(text: str | None) -> tuple[dict[str, Any], bool]:
+    """A tool call's final arguments: ``(the object, complete)``; never raises.
+
+    The object is the most that can be read (``{}`` when nothing usable), always strict JSON (a
+    number no float holds is kept as its text when complete, None in a partial reading);
+    ``complete`` says whether it is the whole text as a JSON object, the only arguments a call may
+    run with: True for no text; False for a text cut short (the object is then a partial parse,
+    for display only) or a JSON value that is not an object."""
+    value, complete = _parse(text)
+    return (value, True) if complete else (_finite(value), False)
+
+
+def _parse(text: str | None) -> tuple[dict[str, Any], bool]:
+    """:func:`parse_arguments` without making a partial reading strict JSON (what the streaming
+    view shows, re-parsed as the call grows).
 
     In order: the text as JSON (a finished call), the text as partial JSON, and only when neither
     parses, the text with its strings repaired (raw control characters, invalid escapes), whole and
     then partial. A streamed argument is valid JSON cut short, so the partial parse answers it in one
     pass in C; the repair calls back into Python for every escape of every string (a megabyte of
     source code is ~200,000 escapes: most of what a big ``write`` call cost the host). The repair
-    cannot change what the partial parse accepted: it only touches what that parse refuses."""
+    cannot change what the partial parse accepted (it refuses what the repair touches), so a text
+    the partial parse reads is never complete once repaired: it is cut short."""
     if not text or not text.strip():
-        return {}
-    value = _whole(text)
-    if value is None:
-        value = _partial_dict(text)
-    if value is not None:
-        return value
-    repaired = repair_json_strings(text)
-    if repaired == text:
-        return {}
-    value = _whole(repaired)
-    if value is None:
-        value = _partial_dict(repaired)
-    return value if value is not None else {}
+        return {}, True
+    value = _loads(text)
+    if value is _NOT_JSON:
+        partial = _partial_dict(text)
+        if partial is not None:
+            return partial, False
+        repaired = repair_json_strings(text)
+        if repaired == text:
+            return {}, False
+        value = _loads(repaired)
+        if value is _NOT_JSON:
+            return _partial_dict(repaired) or {}, False
+    return (value, True) if isinstance(value, dict) else ({}, False)
+
+
+def parse_streaming_json(text: str | None) -> dict[str, Any]:
+    """Parse possibly incomplete JSON into a dict; never raises (``{}`` when nothing usable): the
+    object :func:`parse_arguments` reads, for the view of a call still streaming."""
+    return _parse(text)[0]

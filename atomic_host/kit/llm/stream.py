@@ -11,11 +11,15 @@ import time
 from typing import Any
 
 from atomic_host.kit import secrets
-from atomic_host.kit.llm.json_parse import parse_streaming_json
-from atomic_host.kit.llm.usage import calculate_cost, empty_usage
+from atomic_host.kit.llm.json_parse import parse_arguments, parse_streaming_json
+from atomic_host.kit.llm.usage import MAX_COUNT, UsageFields, calculate_cost, empty_usage, token_count
+from atomic_host.kit.log import log
+from atomic_host.kit.messages import unique_call_id
 
 Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"
+_NOTED: set[tuple[str, str]] = set()
+"""(provider, usage field) already reported as no token count (:meth:`AssistantStream.note_usage`)."""
 
 
 def _append(block: dict[Any, Any], key: Any, delta: str) -> None:
@@ -78,6 +82,9 @@ class AssistantStream:
         self.finished = False
         self.started = False
         self._json: dict[int, _Fragments] = {}  # scratch buffers of streaming tool-call arguments
+        self._call_ids: set[str] = set()  # the ids of this message's tool calls
+        self.incomplete: list[str] = []
+        """Ids of the tool calls whose arguments were not a complete JSON object at their end."""
         self._reparse_at: dict[int, int] = {}  # buffer length at which the partial arguments are re-parsed
         self._open: list[int] = []
 
@@ -127,6 +134,12 @@ class AssistantStream:
     def toolcall_start(
         self, id_: str, name: str, arguments: dict[str, Any] | None = None
     ) -> tuple[int, Event]:
+        # Ids are unique within a message: a server that numbers its calls per reply, or a proxy
+        # that merges two, can repeat one, and each call needs its own result in the next request.
+        taken = self._call_ids
+        if not id_ or id_ in taken:
+            id_ = unique_call_id(id_, taken)
+        taken.add(id_)
         block = {"type": "toolCall", "id": id_, "name": name, "arguments": dict(arguments or {})}
         index = self._open_block(block)
         self._json[index] = _Fragments()
@@ -157,9 +170,16 @@ class AssistantStream:
         self.content[index]["arguments"] = parse_streaming_json(text)
 
     def toolcall_end(self, index: int, final_json: str | None = None) -> Event:
+        """End a tool call: its arguments are the JSON received (``final_json``: the server's final
+        text instead). When that is not a complete JSON object, the block keeps what the lenient
+        parser makes of it, for display, and the call is listed in the ``done`` event's
+        ``incompleteToolCalls``: the agent loop answers it with an error and never runs it."""
         buf = final_json if final_json is not None else self.toolcall_buffer(index)
         if buf:
-            self.content[index]["arguments"] = parse_streaming_json(buf)
+            block = self.content[index]
+            block["arguments"], complete = parse_arguments(buf)
+            if not complete:
+                self.incomplete.append(block["id"])
         self._json.pop(index, None)
         self._reparse_at.pop(index, None)
         self._close(index)
@@ -188,29 +208,60 @@ class AssistantStream:
         return any(b.get("type") == "toolCall" for b in self.content)
 
     # -- usage --------------------------------------------------------------------------------------
-    def set_usage(self, **fields: int | None) -> None:
-        """Overwrite the given non-None usage fields, recompute ``totalTokens`` (unless given) and cost."""
+    def usage_fields(self, raw: Any) -> UsageFields:
+        """The provider's usage object ``raw``, to read its counts with ``.count(key, ...)``: each
+        an int >= 0 or None, a value that is no count noted once on stderr (:meth:`note_usage`)."""
+        return UsageFields(raw, self.note_usage)
+
+    def note_usage(self, field: str, value: Any) -> None:
+        """Say on stderr, once per provider and field for the process, that a usage value was no
+        token count (it was clamped to 0 or left out); the reply is kept."""
+        key = (self.message["provider"], field)
+        if key in _NOTED:
+            return
+        _NOTED.add(key)
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:60] + "…"
+        count, _ = token_count(value)
+        outcome = "ignored" if count is None else f"counted as {count}"
+        log.warning(f"{key[0]}: usage field {field} was {shown}, not a token count; {outcome}")
+
+    def set_usage(self, **fields: Any) -> None:
+        """Overwrite the given non-None usage fields, recompute ``totalTokens`` (unless given) and
+        cost. Each value is made a token count (``token_count``: never negative, never raises)."""
         usage = self.message["usage"]
+        total = None
         for key, value in fields.items():
-            if value is not None and key != "totalTokens":
-                usage[key] = int(value)
-        total = fields.get("totalTokens")
+            if value is None:
+                continue
+            if type(value) is not int or value < 0 or value > MAX_COUNT:
+                value, fine = token_count(value)
+                if not fine:
+                    self.note_usage(key, fields[key])
+                if value is None:
+                    continue
+            if key == "totalTokens":
+                total = value
+            else:
+                usage[key] = value
         usage["totalTokens"] = (
-            int(total)
-            if total is not None
-            else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+            total if total is not None else usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
         )
         calculate_cost(self.model, usage, self.cost_multiplier)
 
     # -- terminal events ----------------------------------------------------------------------------
     def done(self, reason: str = "stop", raw: str | None = None) -> Event:
-        """The ``done`` event; ``reason`` is stop, length or toolUse."""
+        """The ``done`` event; ``reason`` is stop, length or toolUse. It lists the tool calls whose
+        arguments were not complete JSON in ``incompleteToolCalls`` (ids; absent when none)."""
         self.finished = True
         self._json.clear()
         self.message["stopReason"] = reason
         if raw is not None:
             self.message["rawStopReason"] = raw
-        return {"type": "done", "reason": reason, "message": self.message, "partial": self.message}
+        event = {"type": "done", "reason": reason, "message": self.message, "partial": self.message}
+        if self.incomplete:
+            event["incompleteToolCalls"] = list(self.incomplete)
+        return event
 
     def error(self, message: str, *, aborted: bool = False, raw: str | None = None) -> Event:
         """The ``error`` event; ``aborted`` gives stopReason "aborted" (message "Request was aborted")."""

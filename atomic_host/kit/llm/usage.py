@@ -2,11 +2,63 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 Usage = dict[str, Any]
 
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+MAX_COUNT = 2**53 - 1
+"""The largest token count taken: JavaScript's largest exact integer (clients read usage as JSON
+numbers); a count above it is no real count."""
+
+
+def token_count(value: Any) -> tuple[int | None, bool]:
+    """``value`` as a token count, and whether it was one: an int in 0..:data:`MAX_COUNT` (or a
+    float of such an integral value) is itself; a negative number is 0, a fractional one its floor;
+    anything else (not a finite number, too large, a bool, a string, an object) is None."""
+    kind = type(value)
+    if kind is int:
+        if 0 <= value <= MAX_COUNT:
+            return value, True
+        return (0, False) if value < 0 else (None, False)
+    if kind is float and math.isfinite(value):
+        if value < 0:
+            return 0, False
+        if value <= MAX_COUNT:
+            return int(value), value.is_integer()
+    return None, False
+
+
+class UsageFields:
+    """A provider's usage object, read as token counts: :meth:`count` never raises, and calls
+    ``note(field, value)`` for a value that is not a usable count (also for a usage object, or a
+    nested one, that is not an object), so the adapter's arithmetic only ever sees ints."""
+
+    __slots__ = ("note", "raw")
+
+    def __init__(self, raw: Any, note: Callable[[str, Any], None]) -> None:
+        self.note = note
+        self.raw: dict[str, Any] = raw if type(raw) is dict else {}
+        if raw is not None and type(raw) is not dict:
+            note("usage", raw)
+
+    def count(self, *path: str) -> int | None:
+        """The count at ``path`` (keys of nested objects): an int >= 0, or None when absent or unusable."""
+        value: Any = self.raw
+        for depth, key in enumerate(path):
+            if type(value) is not dict:
+                if value is not None:
+                    self.note(".".join(path[:depth]), value)
+                return None
+            value = value.get(key)
+        if value is None:
+            return None
+        count, fine = token_count(value)
+        if not fine:
+            self.note(".".join(path), value)
+        return count
 
 
 def empty_usage() -> Usage:

@@ -38,7 +38,38 @@ class EntryNotFound(KeyError):
 
 
 class SessionFileGone(OSError):
-    """A writer's file was removed while the session was open: the session writes it again whole."""
+    """The session was removed from its store while open here (its file deleted or replaced, its
+    rows deleted): every write to it fails with this error, never recreating what was deleted."""
+
+
+class SessionWriteFailed(OSError):
+    """A store's own error on a write (a database driver's, which is no ``OSError``), raised as an
+    ``OSError`` so the host reports it as it reports a full disk: ``Could not save the session: …``."""
+
+
+def locked_message(location: str, holder: str = "") -> str:
+    """The error of a write refused because another process holds the session's write lock
+    (``holder``: who, when the store can tell, e.g. `` (pid 12 on box)``)."""
+    return (
+        f"Session is open for writing in another atomic process: {location}{holder}. "
+        "Close it there (or open a fork of it) to continue it here."
+    )
+
+
+def delete_locked_message(session_id: str, location: str, holder: str = "") -> str:
+    """The error of a ``delete_session`` refused because another process holds the session."""
+    return (
+        f"Cannot delete session {session_id}: it is open for writing in another atomic process "
+        f"({location}{holder}). Close it there first."
+    )
+
+
+def gone_message(location: str | None) -> str:
+    """The error of a write to a session that was deleted while open here."""
+    return (
+        f"Session was deleted while open here: {location}. Nothing more is saved to it; "
+        "clone it to keep this conversation in a new session."
+    )
 
 
 __all__ = [
@@ -49,4 +80,8 @@ __all__ = [
     "SessionLocked",
     "SessionNotFound",
     "SessionNotSaved",
+    "SessionWriteFailed",
+    "delete_locked_message",
+    "gone_message",
+    "locked_message",
 ]

@@ -34,7 +34,7 @@ def parse_line(line: bytes) -> Any:
     """The JSON value of one line, or None when it does not parse (a torn or junk line)."""
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
         return None
 
 
@@ -87,8 +87,9 @@ def migrate(records: list[dict[str, Any]]) -> bool:
     return True
 
 
-def parse_records(data: bytes) -> list[dict[str, Any]]:
-    """Every JSON-object line of ``data``; unparseable lines are skipped.
+def parse_records(data: bytes, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every JSON-object line of ``data``; unparseable lines are skipped (and, with ``skipped``,
+    named there: ``line <n>``).
 
     Each line is parsed on its own by jiter, whose string cache gives the keys and short values
     that repeat on every line one shared ``str`` each, and by :func:`parse_line` when jiter refuses
@@ -108,13 +109,17 @@ def parse_records(data: bytes) -> list[dict[str, Any]]:
     # promoted: a session's ten containers per entry, left young, would be walked by the next
     # young collections right after a switch (at 20,000 turns most of a first read)
     with gc_paused(then="promote"):
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             try:
                 obj = from_json(line, cache_mode="all")
             except ValueError:
                 obj = parse_line(line[:-1] if line.endswith(b"\n") else line) if line.strip() else None
+                if obj is None and skipped is not None and line.strip():
+                    skipped.append(f"line {number}")
             if isinstance(obj, dict):
                 keep(obj)
+            elif obj is not None and skipped is not None:
+                skipped.append(f"line {number}")
     return records
 
 

@@ -85,6 +85,8 @@ def build_info(
     # does not parse is shown as is either way. Parsing is then left for a missing ``modified``
     # (10,000 sessions: two thirds of a first SQLite listing's build).
     canonical = isinstance(timestamp, str) and re.fullmatch(_CANONICAL_ISO, timestamp) is not None
+    if modified_ms is not None and not _MIN_MS < modified_ms < _MAX_MS:  # a hand-edited stamp no date can show
+        modified_ms = None
     created_ms = ms_from_iso(timestamp) if not canonical or modified_ms is None else None
     if modified_ms is None:
         modified_ms = created_ms if created_ms is not None else fallback_mtime_ms
@@ -107,6 +109,11 @@ def build_info(
             info["summarizedThroughId"] = summary["summarizedThroughId"]
     info["_modifiedMs"] = modified_ms or 0.0
     return info
+
+
+_MIN_MS, _MAX_MS = -62_135_596_800_000, 253_402_300_800_000
+"""Unix ms of the years 1 and 10000: the times an ISO date shows (a message timestamp outside, or
+NaN, is junk)."""
 
 
 def finish_listing(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
 from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
+from atomic_host.kit.sessions.repair import repair_entries, report_repairs
 from atomic_host.kit.sessions.tree import Session, is_assistant_entry
 
 FsyncPolicy = Literal["always", "never"]
@@ -130,6 +131,62 @@ class BaseStore:
                 created.append_label(entry["id"], label)
         return created
 
+    # -- importing ------------------------------------------------------------------------------
+    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
+        """Copy a JSONL session file into this store and open it, never losing an entry of either
+        (docs/protocol.md, import_session):
+
+        - a session this store does not hold is copied in under its own id (:meth:`_import_new`);
+        - the same session, holding exactly what the file holds, is opened: nothing is written;
+        - the same session, which the file continues (every stored entry, in order, then more),
+          gets the file's newer entries appended: a write, so refused (:class:`SessionLocked`)
+          while another process holds the session;
+        - anything else (the store's copy has entries the file lacks, an older copy, or another
+          session with the same id) is imported as a new session: a new id, ``parentSession``
+          naming the stored one; the stored one is left as it is.
+        """
+        from atomic_host.kit.log import log
+        from atomic_host.kit.sessions.jsonl import load_jsonl  # the line format: not needed at start
+
+        source = Path(path)
+        header, entries, _ = load_jsonl(source)
+        entries, problems = repair_entries(entries)  # as the stored session holds them when loaded
+        report_repairs(str(source), problems, "repaired as it was imported; the file is unchanged")
+        stored = self._import_target(header)
+        if stored is None and not self.has(header["id"]):  # type: ignore[attr-defined]
+            session = self._import_new(source, header, entries)
+        else:
+            session = _continue(stored, entries) if stored is not None else None
+            if session is None:
+                parent = stored.location if stored is not None else None
+                copy = {**header, "id": uuid7(), "timestamp": now_iso()}
+                if parent:
+                    copy["parentSession"] = parent
+                log.warning(
+                    f"{source} holds session {header['id']}, which this store holds with other entries "
+                    f"({_difference(stored, entries)}): imported as a new session {copy['id']}"
+                )
+                if stored is not None:
+                    stored.close()
+                session = self._import_new(None, copy, entries)
+        session.cwd_override = cwd_override
+        return session
+
+    def _import_target(self, header: dict[str, Any]) -> Session | None:
+        """The stored session an import of ``header``'s id meets in this project, opened; None
+        when there is none (then an id held elsewhere in the store still makes a new id)."""
+        try:
+            return self.open(header["id"])  # type: ignore[attr-defined]
+        except SessionNotFound:
+            return None
+
+    def _import_new(self, source: Path | None, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
+        """Store and open an imported session whose id this store does not hold: the file
+        ``source`` as it is, or (``source`` None) ``header`` and ``entries`` (a copy under a new id)."""
+        session = self._create(header, entries)
+        session.flush()
+        return session
+
     def most_recent(self, cwd: str) -> Session | None:
         for info in self.list(cwd):  # type: ignore[attr-defined]
             try:
@@ -173,18 +230,41 @@ class MemoryStore(BaseStore):
     def has(self, session_id: str, cwd: str | None = None) -> bool:
         return False
 
-    def import_file(self, path: str | Path, cwd_override: str | None = None) -> Session:
-        from atomic_host.kit.sessions.jsonl import load_jsonl  # the line format: not needed at start
-
-        header, entries, _ = load_jsonl(Path(path))
-        session = self._create(header, entries)
-        session.cwd_override = cwd_override
-        return session
-
     def put(
         self, header: dict[str, Any], entries: list[dict[str, Any]], *, overwrite: bool = False
     ) -> Session:
         return self._create(header, entries)
+
+
+def _continue(stored: Session, entries: list[dict[str, Any]]) -> Session | None:
+    """``stored`` brought up to ``entries`` when they hold every stored entry, in order, then
+    maybe more (appended now: a write); None when they do not (an import would lose entries)."""
+    held = stored.entries
+    if entries[: len(held)] != held:
+        return None
+    newer = entries[len(held) :]
+    ids = [e.get("id") for e in newer]
+    if len(set(ids)) != len(ids) or any(i in stored for i in ids):  # ids a session cannot hold twice
+        return None
+    try:
+        for entry in newer:  # each durable before the next: a failure leaves a prefix of the file
+            stored.append_entry(entry)
+    except BaseException:
+        stored.close()
+        raise
+    return stored
+
+
+def _difference(stored: Session | None, entries: list[dict[str, Any]]) -> str:
+    """What the stored session holds that the imported file lacks, in words."""
+    if stored is None:
+        return "in another project"
+    ids = {e.get("id") for e in entries}
+    missing = [e for e in stored.entries if e.get("id") not in ids]
+    if not missing:
+        return "the same ids with other contents"
+    newest = missing[-1]
+    return f"{len(missing)} entries the file does not have, the newest {newest.get('id')} of {newest.get('timestamp')}"
 
 
 def session_info(session: Session, path: str) -> dict[str, Any]:

@@ -16,10 +16,10 @@ from typing import Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
 from atomic_host.kit.collector import gc_paused
-from atomic_host.kit.log import log
 from atomic_host.kit.messages import message_text
-from atomic_host.kit.sessions.errors import EntryNotFound, SessionFileGone
+from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
+from atomic_host.kit.sessions.repair import repair_entries, report_repairs
 
 
 class SessionWriter(Protocol):
@@ -30,7 +30,8 @@ class SessionWriter(Protocol):
 
     def append(self, entry: dict[str, Any]) -> None:
         """Durably add one entry; raise (leaving the store as before) on failure, and
-        :class:`SessionFileGone` when the file was removed underneath."""
+        :class:`~atomic_host.kit.sessions.errors.SessionFileGone` when the session was deleted
+        from the store while open (never recreate it)."""
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
@@ -119,13 +120,22 @@ class Session:
         self.location = location
         self.persisted = persisted
         self.cwd_override = cwd_override
+        self.repairs: list[str] = []
+        """What :func:`~atomic_host.kit.sessions.repair.repair_entries` changed when the entries
+        were loaded (reported once, on stderr); empty for a well-formed session."""
         self._load(entries)
+        self.repairs += [
+            f"entry {self.entries[i].get('id')}: the message is not an object (left out of the context)"
+            for i in self._odd_messages
+        ]
+        report_repairs(location or self.id, self.repairs)
 
     def _load(self, entries: Iterable[dict[str, Any]]) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
         C loops (``map``, ``zip``, list comparison) instead of Python ones; a 4,000-entry session
         takes ~0.2 ms instead of ~1.5."""
-        self.entries = entries = list(entries)
+        entries, self.repairs = repair_entries(list(entries))
+        self.entries = entries
         if not entries:
             return
         ids = list(map(dict.get, entries, repeat("id")))
@@ -248,9 +258,9 @@ class Session:
         try:
             if self.writer is not None:
                 if self.persisted:
-                    self._append_or_recreate(entry)
+                    _store_write(self.writer.append, entry)
                 elif self._has_assistant:
-                    self.writer.write_all(self.header, self.entries)
+                    _store_write(self.writer.write_all, self.header, self.entries)
                     self.persisted = True
         except BaseException:
             # Unpublish: the entry never happened, in memory as on disk.
@@ -268,16 +278,6 @@ class Session:
             self._views = {}  # they may have taken the entry: rebuilt on the next read
             raise
         return entry
-
-    def _append_or_recreate(self, entry: dict[str, Any]) -> None:
-        assert self.writer is not None
-        try:
-            self.writer.append(entry)
-        except SessionFileGone as exc:
-            # The file was deleted underneath: write it again whole from memory (the new entry is
-            # already in ``entries``), so nothing acknowledged is lost and later appends continue it.
-            log.warning(f"{exc}; writing it again from memory")
-            self.writer.write_all(self.header, self.entries)
 
     def append_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.append("message", message=message)
@@ -301,7 +301,7 @@ class Session:
     def flush(self) -> None:
         """Write now even without an assistant message (import, explicit save)."""
         if self.writer is not None and not self.persisted:
-            self.writer.write_all(self.header, self.entries)
+            _store_write(self.writer.write_all, self.header, self.entries)
             self.persisted = True
 
     def close(self) -> None:
@@ -398,26 +398,10 @@ class Session:
         """A copy of the labels: entry id → (label, the label entry's timestamp)."""
         return dict(self._labels)
 
-    def label_of(self, entry_id: str) -> str | None:
-        item = self._labels.get(entry_id)
-        return item[0] if item else None
-
     def tree(self) -> list[dict[str, Any]]:
         """Nodes ``{entry, children, label?, labelTimestamp?}``; roots: null/self parent and orphans."""
         with gc_paused():  # one node dict and list per entry, no cycles: collections would only rescan
             return build_tree(self.entries, self._labels)
-
-    def tree_snapshot(self) -> Callable[[], list[dict[str, Any]]]:
-        """A function that builds :meth:`tree` as it is now, safe to run in a thread while the
-        session goes on (it holds copies of the entry list and labels; entries are never changed
-        once appended). The host encodes it for ``get_tree`` (``atomic_host.session.tree``)."""
-        entries, labels = list(self.entries), dict(self._labels)
-
-        def build() -> list[dict[str, Any]]:
-            with gc_paused():
-                return build_tree(entries, labels)
-
-        return build
 
     def view(self, factory: Callable[[], V], upto: list[dict[str, Any]] | None = None) -> V:
         """The view ``factory`` makes, caught up with every entry (or with ``upto``: a copy of
@@ -534,6 +518,18 @@ class ForkMessages:
                 self.items.append({"entryId": entry["id"], "text": text})
 
 
+def _store_write(write: Callable[..., None], *args: Any) -> None:
+    """Call a writer; a store's own error (a database driver's, which is no ``OSError``) is raised
+    as :class:`SessionWriteFailed`, so every store's failed write reaches the client the same way
+    (``Could not save the session: …``), whatever the store."""
+    try:
+        write(*args)
+    except OSError:
+        raise
+    except Exception as exc:
+        raise SessionWriteFailed(str(exc) or type(exc).__name__) from exc
+
+
 def is_internal_header(header: dict[str, Any]) -> bool:
     """Workflow stage sessions: hidden only when ``internal`` is exactly true and all three strings set."""
     if header.get("internal") is not True:
@@ -551,14 +547,6 @@ def latest_session_summary(entries: list[dict[str, Any]]) -> dict[str, Any] | No
             return None
         if kind == "session_summary":
             return entry
-    return None
-
-
-def last_conversation_message_id(entries: list[dict[str, Any]]) -> str | None:
-    """Id of the newest user/assistant message entry (tool results don't count)."""
-    for entry in reversed(entries):
-        if _role(entry) in ("user", "assistant"):
-            return entry.get("id")
     return None
 
 

@@ -53,6 +53,9 @@ class FakeRun:
     def note_assistant(self, message: dict[str, Any]) -> None:
         pass
 
+    async def prepare_next_call(self) -> bool:
+        return True  # no mid-turn compaction here (tests/compaction/test_compaction_mid_turn.py)
+
     def poll_steering(self) -> list[dict[str, Any]]:
         taken, self.steering = self.steering, []
         return taken
