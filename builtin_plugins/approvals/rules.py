@@ -25,6 +25,7 @@ import json
 import os
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from atomic_host.contract.records import record
 from atomic_host.kit.proposed import tool_path
@@ -46,7 +47,10 @@ CANONICAL = {
 PATH_TOOLS = frozenset({"read", "write", "edit", "ls", "find", "search"})
 DEFAULT_PATH = {"ls": ".", "find": ".", "search": "."}
 _TOOL = re.compile(r"[A-Za-z0-9_.*-]+")
-_READ_SELECTOR = re.compile(r":\d+(?:[-+]\d+)?$")
+_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,31})://(?P<rest>.*)$", re.S)
+"""A URL's scheme, as read tells a URL from a path."""
+MAX_PATH_CHARS = 4096
+"""PATH_MAX on Linux: no longer path names a file."""
 MAX_RULE_CHARS = 10_000
 
 
@@ -115,13 +119,46 @@ def prepare(name: str, args: dict[str, Any], cwd: str) -> Call:
         call.command = shell.parse(command) if isinstance(command, str) else shell.Command("", [], True)
     elif name in PATH_TOOLS:
         raw = args.get("path", DEFAULT_PATH.get(name))
-        if name == "read" and isinstance(raw, str):
-            raw = _READ_SELECTOR.sub("", raw)
-        call.path = tool_path(raw, cwd)
-        call.paths = [] if call.path is None else sorted({call.path, _resolved(call.path)})
+        found = read_paths(raw, cwd) if name == "read" and isinstance(raw, str) else [tool_path(raw, cwd)]
+        call.path = found[0] if found else None
+        call.paths = sorted({q for p in found if p is not None for q in (p, _resolved(p))})
     else:
         call.text = json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return call
+
+
+def read_paths(raw: str, cwd: str) -> list[str]:
+    """Every local file a ``read`` of ``raw`` may open, the path as given first. read splits a path
+    where a prefix names an existing file: ``.env:raw``, ``.env:1-5``, ``a.zip:member``,
+    ``a.zip/member``, ``db.sqlite?q=…``, ``db.sqlite:table``; ``@`` is dropped and ``file://`` read
+    as a path. A URL or a plugin's resource (``https://``, ``skill://``, ``artifact://``) has none:
+    only a rule without a specifier (``Read``) covers it. Touches the disk (one ``stat`` per
+    separator in the first :data:`MAX_PATH_CHARS` characters: no longer prefix can name a file)."""
+    text = raw[1:] if raw.startswith("@") else raw
+    scheme = _SCHEME.match(text)
+    if scheme is not None:
+        if scheme["scheme"].lower() != "file":
+            return []
+        text = unquote(scheme["rest"])
+    whole = tool_path("@" + text, cwd)  # tool_path drops one "@": read dropped its own already
+    if whole is None:
+        return []
+    found = [whole]
+    for i, ch in enumerate(text[: MAX_PATH_CHARS + 1]):
+        if ch not in ":/?" or i == 0:
+            continue
+        prefix = tool_path("@" + text[:i], cwd)
+        if prefix is not None and prefix != whole and _is_file(prefix, dirs=ch != "/"):
+            found.append(prefix)
+    return found
+
+
+def _is_file(path: str, *, dirs: bool) -> bool:
+    """Whether ``path`` names a regular file (or, with ``dirs``, a directory)."""
+    try:
+        return os.path.isfile(path) or (dirs and os.path.isdir(path))
+    except (OSError, ValueError):
+        return False
 
 
 def _resolved(path: str) -> str:

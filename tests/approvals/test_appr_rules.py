@@ -106,3 +106,42 @@ async def test_a_rule_that_cannot_be_read_is_reported_and_skipped(tmp_path: Path
     stderr = (tmp_path / "stderr.txt").read_text()
     assert "permission rule user settings permissions.deny[0]: 'Bash(' has no closing parenthesis; ignored" in stderr
     assert "permissions.deny[1]: a rule is a string, not int; ignored" in stderr
+
+
+async def test_a_read_deny_rule_holds_for_every_way_read_names_a_file() -> None:
+    """read names a file many ways since it reads archives, databases and URLs (``@.env``,
+    ``.env:raw``, ``file://…``, ``a.zip:member``, ``db.sqlite?q=…``): a deny rule on the file holds
+    for each. Before: only ``.env`` and ``.env:N`` were refused; the rest read the secret."""
+    import sqlite3
+    import zipfile
+
+    settings = {"permissions": {"deny": ["Read(.env)", "Read(secrets.zip)", "Read(vault.db)"]}}
+    async with start_host(settings=settings) as host:
+        (host.cwd / ".env").write_text("SECRET=1\n")
+        with zipfile.ZipFile(host.cwd / "secrets.zip", "w") as z:
+            z.writestr("inner/key.txt", "SECRET=2\n")
+        db = sqlite3.connect(host.cwd / "vault.db")
+        db.execute("create table t (v text)")
+        db.execute("insert into t values ('SECRET=3')")
+        db.commit()
+        db.close()
+        (host.cwd / "open.txt").write_text("public\n")
+        ends = await turn(
+            host,
+            call("read", {"path": "@.env"}, "at"),
+            call("read", {"path": ".env:raw"}, "raw"),
+            call("read", {"path": ".env:1-1"}, "range"),
+            call("read", {"path": f"file://{host.cwd}/.env"}, "file-url"),
+            call("read", {"path": "secrets.zip:inner/key.txt"}, "member"),
+            call("read", {"path": "secrets.zip/inner/key.txt"}, "member-slash"),
+            call("read", {"path": "vault.db?q=SELECT v FROM t"}, "query"),
+            call("read", {"path": "vault.db:t"}, "table"),
+            call("read", {"path": "open.txt:1"}, "open"),
+        )
+        for call_id, rule in [("at", ".env"), ("raw", ".env"), ("range", ".env"), ("file-url", ".env"),
+                              ("member", "secrets.zip"), ("member-slash", "secrets.zip"),
+                              ("query", "vault.db"), ("table", "vault.db")]:
+            assert ends[call_id]["isError"], call_id
+            assert text(ends[call_id]) == f"Permission to use read was denied by the rule Read({rule}) (user settings)"
+        assert "SECRET" not in json.dumps([e["result"] for e in ends.values()])
+        assert "public" in text(ends["open"])

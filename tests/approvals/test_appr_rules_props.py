@@ -22,6 +22,7 @@ from builtin_plugins.approvals.rules import (
     parse_rule,
     path_pattern,
     prepare,
+    read_paths,
     segments_match,
     star_match,
     uncovered,
@@ -64,6 +65,16 @@ def test_hostile_arguments_and_rules_never_raise(name: str, args: dict[str, Any]
             continue
         assert isinstance(matches(rule, call), bool)
         assert isinstance(allowed([rule], call), bool)
+
+
+@given(path=HOSTILE_TEXT, scheme=st.sampled_from(["", "@", "file://", "@file://", "https://", "skill://", "FILE://"]))
+def test_read_paths_take_any_text(path: str, scheme: str) -> None:
+    """The paths a read may open: absolute, the path as given first, none for a URL or a resource."""
+    found = read_paths(scheme + path, ROOT)
+    assert all(isinstance(p, str) and p.startswith("/") for p in found)
+    if scheme.lstrip("@") in ("https://", "skill://"):
+        assert found == []
+    assert len(found) <= 1 + min(len(path), 4097)
 
 
 def _reference(pattern: str, text: str) -> bool:
@@ -191,6 +202,19 @@ def test_path_match_cost_is_linear() -> None:
     def cost(n: int) -> float:
         segments = ["", "proj", *(["a"] * n)]
         return _cpu(lambda: segments_match(pattern, segments), max(1, 200_000 // n))
+
+    _linear(cost)
+
+
+def test_read_path_cost_is_linear(tmp_path: Any) -> None:
+    """read splits a path at every ':', '/' and '?' naming a file: the gate stats each prefix, up
+    to PATH_MAX characters only."""
+    (tmp_path / "a").write_text("x")
+    rule = _rule("Read(secret)")
+
+    def cost(n: int) -> float:
+        path = "a:" + "b/c?d:" * (n // 6)
+        return _cpu(lambda: matches(rule, prepare("read", {"path": path}, str(tmp_path))), max(1, 20_000 // n))
 
     _linear(cost)
 
