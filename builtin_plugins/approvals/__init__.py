@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host import fail_closed, hookimpl
 
 if TYPE_CHECKING:
-    from atomic_host.contract.events import ToolCallEvent
+    from atomic_host.contract.events import SessionStartEvent, ToolCallEvent
     from atomic_host.contract.host import HostAPI
     from atomic_host.contract.results import ToolCallDecision
     from builtin_plugins.approvals.gate import Approvals
@@ -51,6 +51,18 @@ def _configured(api: HostAPI) -> bool:
 def host_start(api: HostAPI) -> None:
     if _configured(api):
         approvals_of(api)  # the mode and the rules are read (and reported) at start, not at the first call
+
+
+@hookimpl
+def session_start(event: SessionStartEvent, api: HostAPI) -> None:
+    """On ``reload`` the mode and the rules are read again from the reloaded settings."""
+    if event.reason != "reload":
+        return
+    found = api.service(SERVICE)
+    if found is not None:
+        found.read_settings()
+    elif _configured(api):
+        approvals_of(api)
 
 
 @hookimpl(trylast=True)

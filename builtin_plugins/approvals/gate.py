@@ -120,6 +120,15 @@ class Approvals:
 
     def __init__(self, api: HostAPI) -> None:
         self.api = api
+        self.modes: dict[str, str | None] = {}
+        self.grants: dict[str, list[Rule]] = {}
+        self._last_question: asyncio.Future[None] | None = None
+        self.read_settings()
+
+    def read_settings(self) -> None:
+        """The startup mode, the rules and the ask timeout, from the settings as they are now (at
+        start and on ``reload``; a mode set with ``/permissions`` and the session's grants stay)."""
+        api = self.api
         self.startup = startup_mode(
             getattr(api.options, "permission_mode", None),
             lambda key: _setting(api.settings, key),
@@ -129,9 +138,6 @@ class Approvals:
         self.rules = load_rules(api)
         for error in self.rules.errors:
             log.warning(f"permission rule {error}")
-        self.modes: dict[str, str | None] = {}
-        self.grants: dict[str, list[Rule]] = {}
-        self._last_question: asyncio.Future[None] | None = None
         timeout = _setting(api.settings, "permissions.askTimeoutMs")
         valid = isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0
         self.ask_timeout: float | None = timeout / 1000 if valid else None

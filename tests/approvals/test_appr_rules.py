@@ -145,3 +145,30 @@ async def test_a_read_deny_rule_holds_for_every_way_read_names_a_file() -> None:
             assert text(ends[call_id]) == f"Permission to use read was denied by the rule Read({rule}) (user settings)"
         assert "SECRET" not in json.dumps([e["result"] for e in ends.values()])
         assert "public" in text(ends["open"])
+
+
+async def test_reload_reads_the_mode_and_the_rules_again() -> None:
+    """``reload`` reads settings again: a deny rule added since start refuses, one removed lets the
+    call run, and a mode set in settings since start applies. Before: the rules and the mode read at
+    start held until the host exited."""
+    async with start_host(settings={"permissions": {"deny": ["Bash(touch gone:*)"]}}) as host:
+        ends = await turn(host, call("bash", {"command": "touch gone"}, "first"))
+        assert text(ends["first"]).startswith("Permission to use bash was denied")
+        settings = {"permissions": {"defaultMode": "plan", "deny": ["Bash(touch kept:*)"]}}
+        (host.agent_dir / "settings.json").write_text(json.dumps(settings))
+        await host.client.call("reload")
+        ends = await turn(
+            host,
+            call("bash", {"command": "touch kept"}, "denied"),
+            call("write", {"path": "w.txt", "content": "w"}, "planned"),
+            call("read", {"path": "."}, "read"),
+        )
+        denied = "Permission to use bash was denied by the rule Bash(touch kept:*) (user settings)"
+        assert text(ends["denied"]) == denied
+        assert text(ends["planned"]).startswith("write is not allowed in plan mode")
+        assert not ends["read"]["isError"]
+        (host.agent_dir / "settings.json").write_text("{}")
+        await host.client.call("reload")
+        ends = await turn(host, call("bash", {"command": "touch kept"}, "again"))
+        assert not ends["again"]["isError"] and (host.cwd / "kept").exists()
+        assert not (host.cwd / "gone").exists() and not (host.cwd / "w.txt").exists()
