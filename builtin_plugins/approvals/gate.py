@@ -24,6 +24,7 @@ from atomic_host.kit.proposed import proposed_change, unified_diff
 from builtin_plugins.approvals import shell
 from builtin_plugins.approvals.rules import (
     CANONICAL,
+    WEB_TOOL,
     Call,
     Rule,
     RuleError,
@@ -256,6 +257,7 @@ class Approvals:
 
     def verdict(self, call: Call, read_only: bool, mode: str | None, session: str, cwd: str) -> Verdict:
         name, rules = call.name, self.rules
+        read_only = read_only and not call.web  # a URL's host learns what the URL carries: asked as WebFetch
         for rule in rules.deny:
             if matches(rule, call):
                 why = f"Permission to use {name} was denied by the rule {rule.text} ({rule.source} settings)"
@@ -283,6 +285,9 @@ class Approvals:
         earlier grants do not cover, by prefix (``npm test:*``) or exactly (``shell.prefix``); an
         opaque command exactly as a whole; for a file tool that tool on that path; otherwise the tool."""
         name = call.name
+        if call.web:  # by domain, as Claude Code remembers WebFetch
+            spec = f"domain:{call.host}"
+            return [] if call.host is None else [Rule(f"WebFetch({spec})", WEB_TOOL, spec, "session", literal=True)]
         if call.command is not None:
             command = call.command
             if command.opaque:

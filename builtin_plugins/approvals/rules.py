@@ -25,7 +25,7 @@ import json
 import os
 import re
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from atomic_host.contract.records import record
 from atomic_host.kit.proposed import tool_path
@@ -49,6 +49,9 @@ DEFAULT_PATH = {"ls": ".", "find": ".", "search": "."}
 _TOOL = re.compile(r"[A-Za-z0-9_.*-]+")
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,31})://(?P<rest>.*)$", re.S)
 """A URL's scheme, as read tells a URL from a path."""
+WEB_SCHEMES = ("http", "https")
+WEB_TOOL = "webfetch"
+"""Claude Code's WebFetch: a rule of that name covers ``read`` calls of URLs, and only those."""
 MAX_PATH_CHARS = 4096
 """PATH_MAX on Linux: no longer path names a file."""
 MAX_RULE_CHARS = 10_000
@@ -86,7 +89,14 @@ class Call:
     paths: list[str] | None = None
     """A file tool's path as given and with symlinks resolved (one entry when they agree)."""
     text: str | None = None
-    """The arguments as compact JSON (other tools)."""
+    """The arguments as compact JSON (other tools); a ``read`` of a URL: the URL."""
+    host: str | None = None
+    """A ``read`` of an ``http(s)`` URL: its host, lower-cased (``WebFetch(domain:…)`` rules)."""
+
+    @property
+    def web(self) -> bool:
+        """Whether this is a ``read`` of an ``http(s)`` URL (Claude Code's WebFetch)."""
+        return self.name == "read" and self.text is not None
 
 
 def parse_rule(text: Any, source: str, root: str) -> Rule:
@@ -119,6 +129,10 @@ def prepare(name: str, args: dict[str, Any], cwd: str) -> Call:
         call.command = shell.parse(command) if isinstance(command, str) else shell.Command("", [], True)
     elif name in PATH_TOOLS:
         raw = args.get("path", DEFAULT_PATH.get(name))
+        url = web_url(raw) if name == "read" else None
+        if url is not None:
+            call.text, call.host = url, _host(url)
+            return call
         found = read_paths(raw, cwd) if name == "read" and isinstance(raw, str) else [tool_path(raw, cwd)]
         call.path = found[0] if found else None
         call.paths = sorted({q for p in found if p is not None for q in (p, _resolved(p))})
@@ -127,12 +141,29 @@ def prepare(name: str, args: dict[str, Any], cwd: str) -> Call:
     return call
 
 
+def web_url(raw: Any) -> str | None:
+    """A ``read`` path that is an ``http(s)`` URL (``@`` dropped, as read drops it), else None."""
+    if not isinstance(raw, str):
+        return None
+    text = raw[1:] if raw.startswith("@") else raw
+    scheme = _SCHEME.match(text)
+    return text if scheme is not None and scheme["scheme"].lower() in WEB_SCHEMES else None
+
+
+def _host(url: str) -> str | None:
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.lower().rstrip(".") if host else None
+
+
 def read_paths(raw: str, cwd: str) -> list[str]:
     """Every local file a ``read`` of ``raw`` may open, the path as given first. read splits a path
     where a prefix names an existing file: ``.env:raw``, ``.env:1-5``, ``a.zip:member``,
     ``a.zip/member``, ``db.sqlite?q=…``, ``db.sqlite:table``; ``@`` is dropped and ``file://`` read
-    as a path. A URL or a plugin's resource (``https://``, ``skill://``, ``artifact://``) has none:
-    only a rule without a specifier (``Read``) covers it. Touches the disk (one ``stat`` per
+    as a path. A plugin's resource (``skill://``, ``artifact://``) has none: only a rule without a
+    specifier (``Read``) covers it (a URL is no path: :func:`web_url`). Touches the disk (one ``stat`` per
     separator in the first :data:`MAX_PATH_CHARS` characters: no longer prefix can name a file)."""
     text = raw[1:] if raw.startswith("@") else raw
     scheme = _SCHEME.match(text)
@@ -169,6 +200,13 @@ def _resolved(path: str) -> str:
         return path
 
 
+def covers(rule: Rule, call: Call) -> bool:
+    """Whether ``rule`` names ``call``'s tool (a ``WebFetch`` rule: a ``read`` of a URL)."""
+    if rule.tool == WEB_TOOL:
+        return call.web
+    return covers_tool(rule, call.name)
+
+
 def covers_tool(rule: Rule, name: str) -> bool:
     tool, name = rule.tool, name.lower()
     if rule.literal:  # a session approval: that tool only
@@ -184,10 +222,12 @@ def covers_tool(rule: Rule, name: str) -> bool:
 
 def matches(rule: Rule, call: Call) -> bool:
     """Whether deny or ask ``rule`` applies to ``call`` (to any part of it)."""
-    if not covers_tool(rule, call.name):
+    if not covers(rule, call):
         return False
     if rule.spec is None:
         return True
+    if call.web:
+        return _web_matches(rule, call)
     if call.command is not None:
         command = call.command
         return _spec_matches(rule, command.whole) or any(_spec_matches(rule, part.text) for part in command.parts)
@@ -201,9 +241,9 @@ def allowed(rules: list[Rule], call: Call) -> bool:
     if call.command is not None:
         return not uncovered(rules, call.command)
     for rule in rules:
-        if not covers_tool(rule, call.name):
+        if not covers(rule, call):
             continue
-        if rule.spec is None:
+        if rule.spec is None or (call.web and _web_matches(rule, call)):
             return True
         if call.paths:
             hits = [_path_matches(rule, p) for p in call.paths]
@@ -247,6 +287,17 @@ def _spec_matches(rule: Rule, text: str) -> bool:
     if spec.endswith(" *") and spec.count("*") == 1 and text == spec[:-2]:
         return True
     return star_match(spec, text)
+
+
+def _web_matches(rule: Rule, call: Call) -> bool:
+    """``domain:HOST`` (``*`` a wildcard: ``domain:*.example.com``) against the URL's host, any
+    other specifier as a ``*``-pattern over the whole URL."""
+    spec = rule.spec or ""
+    if rule.literal:  # a session approval: that very host
+        return call.host is not None and spec == f"domain:{call.host}"
+    if spec.startswith("domain:"):
+        return call.host is not None and star_match(spec[7:].strip().lower().rstrip("."), call.host)
+    return call.text is not None and star_match(spec, call.text)
 
 
 def _path_matches(rule: Rule, path: str) -> bool:

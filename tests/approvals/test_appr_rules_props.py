@@ -77,6 +77,21 @@ def test_read_paths_take_any_text(path: str, scheme: str) -> None:
     assert len(found) <= 1 + min(len(path), 4097)
 
 
+@given(rest=HOSTILE_TEXT, scheme=st.sampled_from(["http://", "HTTPS://", "@https://"]), spec=HOSTILE_TEXT)
+def test_hostile_urls_and_web_rules_never_raise(rest: str, scheme: str, spec: str) -> None:
+    """A read of a URL is judged by WebFetch(domain:…) and Read(<url pattern>) rules, whatever the URL."""
+    call = prepare("read", {"path": scheme + rest}, ROOT)
+    assert call.web and call.paths is None
+    for text in (f"WebFetch(domain:{spec})", f"WebFetch({spec})", f"Read({spec})", "WebFetch", "Read(.env)"):
+        try:
+            rule = _rule(text)
+        except RuleError:
+            continue
+        assert isinstance(matches(rule, call), bool) and isinstance(allowed([rule], call), bool)
+    assert not matches(_rule("Read(.env)"), call) and matches(_rule("WebFetch"), call)
+    assert not matches(_rule("WebFetch"), prepare("read", {"path": "./" + rest}, ROOT))  # a path, never a URL
+
+
 def _reference(pattern: str, text: str) -> bool:
     return re.fullmatch(".*".join(re.escape(p) for p in pattern.split("*")), text, re.DOTALL) is not None
 
