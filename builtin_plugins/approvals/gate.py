@@ -278,7 +278,7 @@ class Approvals:
             return Verdict("allow")
         if mode == "acceptEdits" and name in EDIT_TOOLS and call.paths and all(_inside(p, cwd) for p in call.paths):
             return Verdict("allow")
-        return Verdict("ask", f"the permission mode {mode} asks before {name}")
+        return Verdict("ask", f"the permission mode {mode} asks before {'a read of a URL' if call.web else name}")
 
     def _grants_for(self, call: Call, session: str) -> list[Rule]:
         """What "Allow for this session" remembers: for ``bash`` each subcommand the allow rules and

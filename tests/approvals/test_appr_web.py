@@ -6,12 +6,15 @@ read of any URL ran without asking, and no rule could name one."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from appr_helpers import Dialogs, call, text, turn
+from pm_helpers import Sandbox
 
 from atomic_host.testing import start_host
 
@@ -88,3 +91,16 @@ async def test_plan_refuses_a_url_read_and_no_mode_runs_it(port: int) -> None:
     async with start_host(settings={"read": {"allowPrivateUrls": True}}) as host:
         ends = await turn(host, call("read", {"path": url}, "free"))
         assert "page /p.txt" in text(ends["free"])
+
+
+def test_print_mode_refuses_a_url_read_and_names_the_rule(tmp_path: Path, port: int) -> None:
+    url = f"http://127.0.0.1:{port}/print.txt"
+    box = Sandbox(tmp_path, {"content": [call("read", {"path": url}, "r1")]}, "done")
+    proc = box.run("--permission-mode", "default", "-p", "go")
+    last = [json.loads(line) for line in box.log.read_text().splitlines() if line.strip()][-1]
+    result = next(m for m in last["context"]["messages"] if m.get("toolCallId") == "r1")
+    refused = "".join(b.get("text", "") for b in result["content"])
+    assert refused.startswith("read was not run: the permission mode default asks before a read of a URL, and print")
+    assert "a permissions.allow rule such as WebFetch(domain:127.0.0.1)" in refused
+    assert f"atomic: permission: refused read: {url}: the permission mode default asks before a read" in proc.stderr
+    assert Handler.seen == []
