@@ -57,10 +57,20 @@ class ApiHost(HostServices, Protocol):
 class ExtensionAPI:
     """The host, as plugins may use it. One instance per runtime; methods act on the active session."""
 
-    mode = "rpc"
-
     def __init__(self, runtime: ApiHost) -> None:
         self._rt = runtime
+
+    @property
+    def mode(self) -> str:
+        """rpc | print | json | acp (``--mode``; ``-p`` alone is print)."""
+        return self._rt.options.mode
+
+    @property
+    def session_cwd(self) -> str:
+        """The active session's working directory (where its tools resolve relative paths; an ACP
+        session has its client's), else :attr:`cwd`."""
+        s = self._rt.session
+        return s.cwd if s else self._rt.cwd
 
     @property
     def cwd(self) -> str:

@@ -17,7 +17,7 @@ from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
 from atomic_host.kit.log import log
 from atomic_host.plugins.bus import EventBus
-from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
+from atomic_host.plugins.discovery import APPROVALS, BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.faults import guard_exit
 from atomic_host.plugins.manager import HELPERS_ATTR, PluginHost, PluginRecord
@@ -129,6 +129,7 @@ class Runtime:
             self.plugins.load_entry_points(blocked)
         for path in self.local_extension_paths():
             self.plugins.load_file(path)
+        self._approvals_gate_closes()
         implementers = self.plugins.implementers(CONTRIBUTION_HOOKS)  # one pass, not one per plugin
         for record in list(self.plugins.records.values()):
             if record.status == "loaded":
@@ -136,6 +137,23 @@ class Runtime:
         from atomic_host.plugins.selection import apply_selection
 
         apply_selection(self)
+
+    def _approvals_gate_closes(self) -> None:
+        """The approvals plugin could not load while the permission mode asks for approvals: it
+        stands for a fail-closed gate, so tool calls are blocked instead of running unasked. One the
+        user disabled stays off (with a warning)."""
+        record = self.plugins.records.get(APPROVALS)
+        if record is None or record.status not in ("failed", "disabled"):
+            return
+        from atomic_host.kit.permission_modes import ASKING, startup_mode
+
+        mode = startup_mode(self.options.permission_mode, self.settings.get, self.options.mode)
+        if mode not in ASKING:
+            return
+        if record.status == "failed":
+            record.fail_closed = True
+        else:  # the user's choice: said, not overruled
+            log.warning(f"permission mode {mode} has no effect: {APPROVALS} is disabled (disabledPlugins)")
 
     def local_extension_paths(self) -> list[Path]:
         paths: list[Path] = []

@@ -20,11 +20,18 @@ if TYPE_CHECKING:
 class HostAPI(Protocol):
     """What a plugin may read and do. Attributes are read-only by convention."""
 
-    mode: str
-    """rpc | print | json"""
+    @property
+    def mode(self) -> str:
+        """rpc | print | json | acp"""
+        ...
 
     @property
     def cwd(self) -> str: ...
+
+    @property
+    def session_cwd(self) -> str:
+        """The active session's working directory (an ACP session has its client's), else :attr:`cwd`."""
+        ...
 
     @property
     def agent_dir(self) -> str: ...

@@ -70,6 +70,40 @@ class ToolResult:
         return {"content": self.content, "details": self.details if self.details is not None else {}}
 
 
+@record
+class Approval:
+    """A question to the user: may this tool call run? (``UI.approve``; docs/permissions.md)."""
+
+    tool_name: str
+    tool_call_id: str
+    args: dict[str, Any]
+    title: str
+    """``Allow <tool>: <short argument summary>?``"""
+    cwd: str
+    """The session's working directory (where the call resolves relative paths)."""
+    diff: str | None = None
+    """``edit``/``write``: the change as a unified diff, when it can be told."""
+    scope: str | None = None
+    """What "Allow for this session" allows, as a rule (``Bash(npm test:*)``)."""
+
+
+APPROVAL_OPTIONS = ("Allow once", "Allow for this session", "Deny")
+"""The options of the RPC approval ``select``, in this order (docs/permissions.md)."""
+
+
+@record
+class ApprovalAnswer:
+    """The user's answer to an :class:`Approval`: ``choice`` is ``once``, ``session`` (remember it
+    for the session) or ``deny``. ``message``: the denial text the user gave for the model.
+    ``why``: set when no answer came (cancelled, timed out, an answer that is no option); a denial."""
+
+    choice: Literal["once", "session", "deny"]
+    message: str | None = None
+    why: str | None = None
+    unasked: bool = False
+    """No one could be asked (print mode, a client without dialogs): ``why`` says so."""
+
+
 class UI(Protocol):
     """The extension UI sub-protocol, as seen by plugins (RPC: ``extension_ui_request``)."""
 
@@ -81,6 +115,11 @@ class UI(Protocol):
         self, title: str, placeholder: str = "", *, timeout: float | None = None
     ) -> str | None: ...
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None: ...
+    async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
+        """Ask whether a tool call may run (RPC: a ``select`` carrying ``approval``; ACP:
+        ``session/request_permission``). Only frontends with a UI answer it (``has_ui``)."""
+        ...
+
     def notify(self, message: str, notify_type: str = "info") -> None: ...
     def set_status(self, key: str, text: str | None) -> None: ...
     def set_widget(self, key: str, lines: list[str] | None, placement: str = "aboveEditor") -> None: ...

@@ -30,6 +30,8 @@ class Options:
     skills: list[str] = field(default_factory=list)
     no_extensions: bool = False
     approve: bool | None = None
+    permission_mode: str | None = None
+    """``--permission-mode``: default | acceptEdits | plan | bypassPermissions (docs/permissions.md)."""
     watch: bool = False
     tools: list[str] | None = None
     no_tools: bool = False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
+from atomic_host.kit.permission_modes import MODES
 
 if TYPE_CHECKING:
     import argparse
@@ -156,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument(
         "--no-approve", dest="approve", action="store_false", help="do not trust this project's .atomic directory"
     )
+    p.add_argument(
+        "--permission-mode",
+        choices=MODES,
+        help="ask before tools run: default (edits and commands ask), acceptEdits (edits run), plan "
+        "(read-only tools only), bypassPermissions (nothing asks); docs/permissions.md",
+    )
     p.add_argument("--watch", action="store_true", help="hot-reload local extension files")
     p.add_argument(
         "--tools",
@@ -191,6 +198,7 @@ _QUICK_VALUE = {
     "--exclude-tools": "exclude_tools",
     "--system-prompt": "system_prompt",
     "--append-system-prompt": "append_system_prompt",
+    "--permission-mode": "permission_mode",
 }
 """Options taking one value that :func:`quick_options` reads: flag → Options field."""
 _QUICK_FLAG = {
@@ -206,7 +214,11 @@ _QUICK_FLAG = {
 }
 _QUICK_APPEND = frozenset({"extensions", "prompt_templates", "skills"})
 _QUICK_CSV = frozenset({"models", "tools", "exclude_tools"})
-_QUICK_CHOICES = {"mode": ("rpc", "acp"), "thinking": ("off", "minimal", "low", "medium", "high", "xhigh", "max")}
+_QUICK_CHOICES = {
+    "mode": ("rpc", "acp"),
+    "permission_mode": MODES,
+    "thinking": ("off", "minimal", "low", "medium", "high", "xhigh", "max"),
+}
 """Only the serving modes: print/json need -p and its print-mode flags, which take the full parser."""
 
 
@@ -313,6 +325,7 @@ def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None
         prompt_templates=ns.prompt_templates,
         skills=ns.skills,
         approve=ns.approve,
+        permission_mode=ns.permission_mode,
         watch=ns.watch,
         tools=ns.tools,
         no_tools=ns.no_tools,

@@ -22,10 +22,13 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.records import record
 from atomic_host.core.options import Options
+
+if TYPE_CHECKING:
+    from atomic_host.contract.tools import Approval, ApprovalAnswer
 
 
 @record
@@ -157,6 +160,12 @@ class PrintUI:
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
         self._refuse("editor", title, "with nothing")
         return None
+
+    async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
+        """Nobody to ask: a denial the approvals plugin words (and reports) itself."""
+        from atomic_host.contract.tools import ApprovalAnswer
+
+        return ApprovalAnswer("deny", why="print mode has no one to ask", unasked=True)
 
     def notify(self, message: str, notify_type: str = "info") -> None:
         self._notify(message, notify_type)

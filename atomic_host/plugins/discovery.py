@@ -22,8 +22,13 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "builtin_plugins.workflows",
     "builtin_plugins.compaction",
     "builtin_plugins.summaries",
+    "builtin_plugins.approvals",
 )
 """Built-in features, registered through the same hooks as third-party plugins."""
+
+APPROVALS = "builtin_plugins.approvals"
+"""The built-in permission gate (docs/permissions.md): when it fails to load while the permission
+mode asks for approvals, tool calls are blocked as for a fail-closed gate (``Runtime.load_plugins``)."""
 
 ESSENTIAL: frozenset[str] = frozenset({"builtin_plugins.providers"})
 """Built-ins that cannot be blocked: without them no model can stream."""

@@ -457,8 +457,17 @@ class PluginHost:
         return {k: kwargs[k] for k in impl.argnames if k in kwargs}
 
     def fails_closed(self, impl: pluggy.HookImpl) -> bool:
-        """Whether ``impl`` fails closed: declared ``@fail_closed``, or every gate is (``hooks.failClosed``)."""
-        return self.fail_closed_all or bool(getattr(impl.function, FAIL_CLOSED, False))
+        """Whether ``impl`` fails closed: declared ``@fail_closed`` (``when=``: while that says so;
+        a ``when`` that raises counts as yes), or every gate is (``hooks.failClosed``)."""
+        if self.fail_closed_all:
+            return True
+        declared = getattr(impl.function, FAIL_CLOSED, False)
+        if not callable(declared):
+            return bool(declared)
+        try:
+            return bool(declared())
+        except BaseException:  # a predicate that cannot say: closed is the safe answer (faults.py)
+            return True
 
     def has_fail_closed_gate(self, plugin: str) -> bool:
         """Whether ``plugin`` implements a hook that can fail closed with a fail-closed implementation."""

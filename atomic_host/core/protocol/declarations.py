@@ -543,3 +543,5 @@ class ExtensionUiResponse:
     value: AnswerText = None
     confirmed: AnswerFlag = None
     cancelled: AnswerFlag = None
+    message: AnswerText = None
+    """With ``value: "Deny"`` on a tool approval: the text the model gets (docs/permissions.md)."""

@@ -302,6 +302,20 @@ class EntryAppendedEvent(WireModel):
     entry: dict[str, Any]
 
 
+class ApprovalRequest(WireModel):
+    """The ``approval`` record of a ``select`` that asks whether a tool call may run (the built-in
+    approvals plugin; docs/permissions.md). Answered ``Allow once`` / ``Allow for this session`` /
+    ``Deny`` (with an optional ``message``: the denial text the model sees)."""
+
+    tool_name: str
+    tool_call_id: str
+    args: dict[str, Any]
+    diff: str | None = None
+    """``edit``/``write`` only: the change as a unified diff, when it can be told."""
+    scope: str | None = None
+    """What "Allow for this session" allows, as a rule (``Bash(npm test:*)``)."""
+
+
 class ExtensionUiRequest(WireModel):
     """A dialog (select/confirm/input/editor, answered by ``extension_ui_response``) or a
     fire-and-forget UI call (notify, setStatus, setWidget, setTitle, set_editor_text).
@@ -312,7 +326,9 @@ class ExtensionUiRequest(WireModel):
     ``oauth_info`` (``message``, ``links: [{url, label?}]``) and ``oauth_manual_code_cancel`` need no
     answer; ``oauth_prompt`` (``prompt: {message, placeholder?}``), ``oauth_select`` (``prompt:
     {message, options: [{id, label}]}``) and ``oauth_manual_code`` (``prompt: {message}``) are
-    answered with ``value`` (or ``cancelled``)."""
+    answered with ``value`` (or ``cancelled``).
+
+    A ``select`` that asks to approve a tool call carries ``approval`` (:class:`ApprovalRequest`)."""
 
     type: Literal["extension_ui_request"] = "extension_ui_request"
     id: str
@@ -339,6 +355,7 @@ class ExtensionUiRequest(WireModel):
     widget_lines: list[str] | None = None
     widget_placement: Literal["aboveEditor", "belowEditor"] | None = None
     text: str | None = None
+    approval: ApprovalRequest | None = None
 
 
 class WorkflowRunUpdateEvent(WireModel):

@@ -52,32 +52,18 @@ from acp.schema import (
 )
 
 from atomic_host.contract.errors import HostError
-from atomic_host.contract.markers import hookimpl
-from atomic_host.contract.results import ToolCallDecision
+from atomic_host.contract.tools import Approval, ApprovalAnswer
 from atomic_host.engine import navigation
 from atomic_host.frontends.acp import translate
 from atomic_host.kit.log import log
+from atomic_host.kit.permission_modes import ACP_MODES, ACP_OF
 
 if TYPE_CHECKING:
-    from atomic_host.contract.events import ToolCallEvent
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.frontends.acp.transport import HostTransport
     from atomic_host.kit.sessions.tree import Session
     from atomic_host.runtime import Runtime
 
-EDIT_TOOLS = ("edit", "write")
-"""What ``accept_edits`` runs without asking (besides the read-only tools)."""
-
-MODES = {
-    "default": ("Ask", "Ask before every tool that is not read-only (commands, file changes, MCP tools)"),
-    "accept_edits": ("Accept edits", "Change files without asking; ask before the other tools that are not read-only"),
-    "read_only": ("Read only", "Run only read-only tools; refuse the others without asking"),
-    "allow_all": ("Allow all", "Run every tool without asking"),
-}
-"""Session modes: how the permission gate treats a tool that is not known to be read-only
-(``Tool.read_only``: the read-only built-ins, MCP tools their server marks ``readOnlyHint``)."""
-
-REJECTED = "The user rejected this tool call"
 EXTENSIONS = {
     "methods": ["_atomic/command", "_atomic/subscribe"],
     "notifications": ["_atomic/event", "_atomic/ui"],
@@ -105,9 +91,6 @@ class AcpSession:
     id: str
     cwd: str
     session: Session
-    mode: str = "default"
-    allowed: set[str] = field(default_factory=set)
-    """Tools the user allowed always (``allow_always``), for this session only."""
     todos: dict[str, dict[str, Any]] = field(default_factory=dict)
     turn: Turn | None = None
 
@@ -117,21 +100,6 @@ class Call:
     name: str
     synthetic: bool = False
     diff: Any = None
-
-
-class PermissionGate:
-    """The ``tool_call`` hook that asks the ACP client (``session/request_permission``)."""
-
-    def __init__(self, frontend: AcpFrontend) -> None:
-        self.frontend = frontend
-
-    @hookimpl(trylast=True)  # after plugins that rewrite or block: the user sees the final input
-    async def tool_call(self, event: ToolCallEvent) -> ToolCallDecision | None:
-        try:
-            return await self.frontend.permit(event)
-        except Exception as exc:  # fail closed: a broken gate must not let a risky tool through
-            log.warning(f"permission gate failed: {type(exc).__name__}: {exc}")
-            return ToolCallDecision(block=True, reason=f"Could not ask for permission: {exc}")
 
 
 class UpdateStream:
@@ -210,7 +178,6 @@ class AcpFrontend:
         self.asking: set[asyncio.Task[Any]] = set()
         self.subscribed = False
         self.client_capabilities: Any = None
-        self.gate = PermissionGate(self)
 
     # --- wiring ---
 
@@ -218,16 +185,11 @@ class AcpFrontend:
         self.conn = conn
 
     def install(self) -> None:
-        """After ``rt.start()``: the permission gate joins the plugins; asking the user is waiting
-        on the user, so the hook time bound does not cut a permission request short."""
+        """After ``rt.start()``: asking the user for a permission (the approvals plugin, through
+        :meth:`request_approval`) is waiting on the user, so the hook time bound does not cut it short."""
         rt = self.rt
-        rt.plugins.pm.register(self.gate, name="atomic-acp")
         rt.plugins.waiting_on_user = lambda: bool(self.asking) or bool(rt.ui.pending)
         self.updates.start(self.conn)
-
-    def _names(self, setting: str) -> set[str]:
-        names = self.rt.settings.get(setting)
-        return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
 
     def _active(self) -> AcpSession | None:
         agent = self.rt.session
@@ -300,32 +262,26 @@ class AcpFrontend:
         elif kind in ("model_changed", "thinking_level_changed"):
             send(sid, ConfigOptionUpdate(session_update="config_option_update", config_options=self._config(state)))
 
-    def _policy(self, state: AcpSession, name: str) -> str:
-        """allow | ask | reject, for one tool in ``state``'s mode. What is known to be read-only
-        runs (unless ``acp.askTools`` names it); anything else — an unknown name included — is
-        refused in ``read_only`` and asked about in ``default`` and ``accept_edits`` (where edits
-        run), unless the user allowed it always or ``acp.allowTools`` names it."""
-        if state.mode == "allow_all":
-            return "allow"
-        tool = self.rt.tools.get(name)
-        if tool is not None and tool.read_only and name not in self._names("acp.askTools"):
-            return "allow"
-        if state.mode == "read_only":
-            return "reject"
-        if state.mode == "accept_edits" and name in EDIT_TOOLS:
-            return "allow"
-        if name in state.allowed or name in self._names("acp.allowTools"):
-            return "allow"
-        return "ask"
+    def _approvals(self) -> Any:
+        """The approvals plugin's service (the one place tool calls are allowed, asked about or
+        refused; docs/permissions.md), or None when it is disabled: then every tool runs."""
+        return self.rt.services.get("approvals")
+
+    def _mode(self, state: AcpSession) -> str:
+        """The session's ACP mode id, read from the approvals plugin."""
+        approvals = self._approvals()
+        return ACP_OF.get(approvals.mode(state.id), "default") if approvals is not None else "allow_all"
 
     def _tool_start(self, state: AcpSession, event: dict[str, Any]) -> None:
         call_id, name = str(event.get("toolCallId")), str(event.get("toolName"))
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         tool = self.rt.tools.get(name)
-        status = "in_progress" if self._policy(state, name) == "allow" else "pending"
-        start, diff = translate.start_update(
-            call_id, name, args, self.rt.require_session().cwd, label=getattr(tool, "label", None), status=status
-        )
+        approvals = self._approvals()
+        cwd = self.rt.require_session().cwd
+        verdict = "allow" if approvals is None else approvals.preview(name, args, state.id, cwd)
+        status = "in_progress" if verdict == "allow" else "pending"
+        label = getattr(tool, "label", None)
+        start, diff = translate.start_update(call_id, name, args, cwd, label=label, status=status)
         self.calls[call_id] = Call(name, diff=diff)
         self.updates.update(state.id, start)
 
@@ -365,37 +321,34 @@ class AcpFrontend:
 
     # --- permissions ---
 
-    async def permit(self, event: ToolCallEvent) -> ToolCallDecision | None:
+    async def request_approval(self, approval: Approval, timeout: float | None) -> ApprovalAnswer:
+        """Ask the client whether a tool call may run (``session/request_permission``): the
+        approvals plugin decided to ask (``AcpUI.approve``)."""
         state = self._active()
         if state is None:
-            return None
-        name, call_id = event.tool_name, event.tool_call_id
-        policy = self._policy(state, name)
-        if policy == "allow":
-            return None
-        if policy == "reject":
-            return ToolCallDecision(block=True, reason=f"{name} is not allowed in {MODES[state.mode][0]} mode")
-        cwd = self.rt.require_session().cwd
+            return ApprovalAnswer("deny", why="no ACP session is active", unasked=True)
+        name, call_id, cwd = approval.tool_name, approval.tool_call_id, approval.cwd
         call = self.calls.get(call_id)
         if call is None:  # a nested call (codemode): the client has not seen it yet
-            start, diff = translate.start_update(call_id, name, event.input, cwd, label=None, status="pending")
+            start, diff = translate.start_update(call_id, name, approval.args, cwd, label=None, status="pending")
             call = self.calls[call_id] = Call(name, synthetic=True, diff=diff)
             self.updates.update(state.id, start)
         else:
-            call.diff = translate.proposed_diff(name, event.input, cwd)  # input may have been rewritten
+            call.diff = translate.proposed_diff(name, approval.args, cwd)  # input may have been rewritten
         await self.updates.flush()  # the client knows the tool call before it is asked about it
         request = ToolCallUpdate(
             tool_call_id=call_id,
-            title=translate.tool_title(name, event.input),
+            title=translate.tool_title(name, approval.args),
             kind=translate.tool_kind(name),
             status="pending",
             content=[call.diff] if call.diff is not None else None,
-            locations=translate.tool_locations(name, event.input, cwd) or None,
-            raw_input=event.input,
+            locations=translate.tool_locations(name, approval.args, cwd) or None,
+            raw_input=approval.args,
         )
+        always = f"Always allow {approval.scope or name} (this session)"
         options = [
             PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
-            PermissionOption(option_id="allow_always", name=f"Always allow {name}", kind="allow_always"),
+            PermissionOption(option_id="allow_always", name=always, kind="allow_always"),
             PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
         ]
         ask = asyncio.ensure_future(
@@ -403,32 +356,24 @@ class AcpFrontend:
         )
         self.asking.add(ask)
         try:
-            await asyncio.wait({ask})
+            await asyncio.wait({ask}, timeout=timeout)
         finally:
             self.asking.discard(ask)
-            if not ask.done():
+            timed_out = not ask.done()
+            if timed_out:
                 ask.cancel()
-        choice = None
-        if not ask.cancelled() and ask.exception() is None:
-            outcome = ask.result().outcome
-            choice = getattr(outcome, "option_id", None) if outcome.outcome == "selected" else "cancelled"
-        elif not ask.cancelled():
-            log.warning(f"permission request failed: {ask.exception()}")
-        if choice == "allow_always":
-            state.allowed.add(name)
-        if choice in ("allow_once", "allow_always"):
+        answer = _answer(ask, timeout if timed_out else None)
+        if answer.choice != "deny":
             status = "completed" if call.synthetic else "in_progress"
             self.updates.update(
                 state.id, ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status=status)
             )
-            return None
-        if call.synthetic:
+        elif call.synthetic:
             self.calls.pop(call_id, None)
             self.updates.update(
                 state.id, ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, status="failed")
             )
-        reason = REJECTED if choice == "reject_once" else "The tool call was cancelled"
-        return ToolCallDecision(block=True, reason=reason)
+        return answer
 
     # --- lifecycle: initialize, sessions ---
 
@@ -443,7 +388,7 @@ class AcpFrontend:
             prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
             mcp_capabilities=McpCapabilities(http=False, sse=False),
             session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-            field_meta={"atomic": {"version": __version__, **EXTENSIONS, "modes": list(MODES)}},
+            field_meta={"atomic": {"version": __version__, **EXTENSIONS, "modes": list(ACP_MODES)}},
         )
         return InitializeResponse(
             # The client's version when we speak it, else ours (the client then decides).
@@ -452,10 +397,6 @@ class AcpFrontend:
             agent_info=Implementation(name="atomic-host", title="Atomic", version=__version__),
             auth_methods=[],
         )
-
-    def _default_mode(self) -> str:
-        mode = self.rt.settings.str("acp.defaultMode", "default")
-        return mode if mode in MODES else "default"
 
     def _mcp_note(self, servers: list[Any] | None) -> dict[str, Any] | None:
         if not servers:
@@ -476,7 +417,7 @@ class AcpFrontend:
         if not await navigation.new_session(self.rt, cwd=cwd):
             raise _failure("A plugin cancelled the new session")
         session = self.rt.require_session().session
-        state = self.sessions[session.id] = AcpSession(session.id, cwd, session, mode=self._default_mode())
+        state = self.sessions[session.id] = AcpSession(session.id, cwd, session)
         if self.transport is not None:  # commands once the client knows the session id
             self.transport.after_sent(
                 lambda m: isinstance(m.get("result"), dict) and m["result"].get("sessionId") == state.id,
@@ -502,7 +443,7 @@ class AcpFrontend:
         session = known.session if known is not None else await self._open(session_id, cwd)
         if not await navigation.switch_session(self.rt, session, cwd=cwd):
             raise _failure("A plugin cancelled loading the session")
-        state = known or AcpSession(session.id, cwd, session, mode=self._default_mode())
+        state = known or AcpSession(session.id, cwd, session)
         state.cwd = cwd
         self.sessions[session_id] = state
         for update in translate.replay(session.branch(), cwd):
@@ -565,8 +506,8 @@ class AcpFrontend:
 
     def _modes(self, state: AcpSession) -> SessionModeState:
         return SessionModeState(
-            current_mode_id=state.mode,
-            available_modes=[SessionMode(id=k, name=n, description=d) for k, (n, d) in MODES.items()],
+            current_mode_id=self._mode(state),
+            available_modes=[SessionMode(id=k, name=n, description=d) for k, (_m, n, d) in ACP_MODES.items()],
         )
 
     def _config(self, state: AcpSession) -> list[SessionConfigOptionSelect]:
@@ -578,8 +519,10 @@ class AcpFrontend:
                 id="mode",
                 name="Mode",
                 category="mode",
-                current_value=state.mode,
-                options=[SessionConfigSelectOption(value=k, name=n, description=d) for k, (n, d) in MODES.items()],
+                current_value=self._mode(state),
+                options=[
+                    SessionConfigSelectOption(value=k, name=n, description=d) for k, (_m, n, d) in ACP_MODES.items()
+                ],
             )
         ]
         agent = self.rt.session
@@ -616,9 +559,12 @@ class AcpFrontend:
         return options
 
     def _set_mode(self, state: AcpSession, mode_id: str) -> None:
-        if mode_id not in MODES:
+        if mode_id not in ACP_MODES:
             raise RequestError.invalid_params({"message": f"Unknown mode: {mode_id}"})
-        state.mode = mode_id
+        approvals = self._approvals()
+        if approvals is None:
+            raise _failure("The approvals plugin is disabled: every tool runs without asking")
+        approvals.set_mode(state.id, mode_id)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **_: Any) -> SetSessionModeResponse:
         state = self._state(session_id)
@@ -635,7 +581,7 @@ class AcpFrontend:
         if config_id == "mode":
             self._set_mode(state, str(value))
             self.updates.update(
-                session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=state.mode)
+                session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=self._mode(state))
             )
         elif config_id in ("model", "thought_level"):
             agent = await self._switch_to(state)
@@ -733,6 +679,24 @@ class AcpFrontend:
         if data is NO_DATA or data is NO_RESPONSE:
             return {}
         return {"data": _plain(data)}
+
+
+def _answer(ask: asyncio.Future[Any], timed_out: float | None) -> ApprovalAnswer:
+    """The client's answer to a permission request as the approvals plugin reads it."""
+    if timed_out is not None:
+        return ApprovalAnswer("deny", why=f"the permission request timed out after {round(timed_out * 1000)} ms")
+    if ask.cancelled():
+        return ApprovalAnswer("deny", why="the permission request was cancelled")
+    if ask.exception() is not None:
+        log.warning(f"permission request failed: {ask.exception()}")
+        return ApprovalAnswer("deny", why=f"the permission request failed: {ask.exception()}")
+    outcome = ask.result().outcome
+    if outcome.outcome != "selected":
+        return ApprovalAnswer("deny", why="the permission request was cancelled")
+    choice = {"allow_once": "once", "allow_always": "session", "reject_once": "deny"}.get(outcome.option_id)
+    if choice is None:
+        return ApprovalAnswer("deny", why=f"the answer {outcome.option_id!r} is not one of the options")
+    return ApprovalAnswer(choice)  # type: ignore[arg-type]
 
 
 def _text(text: str) -> TextContentBlock:

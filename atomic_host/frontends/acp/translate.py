@@ -25,6 +25,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from atomic_host.kit.proposed import proposed_change
+
 KINDS: dict[str, ToolKind] = {
     "read": "read",
     "ls": "read",
@@ -42,9 +44,6 @@ KINDS: dict[str, ToolKind] = {
     "web_fetch": "fetch",
 }
 """Tool name → ACP tool kind (the client picks an icon from it); anything else is ``other``."""
-
-DIFF_MAX_BYTES = 1 << 20
-"""Files larger than this get no proposed diff (the client still sees the path and the result)."""
 
 _REFUSAL = re.compile(r"refus|content.?filter|content.?policy|sensitive|safety", re.IGNORECASE)
 
@@ -144,40 +143,10 @@ def tool_locations(name: str, args: dict[str, Any], cwd: str) -> list[ToolCallLo
 def proposed_diff(name: str, args: dict[str, Any], cwd: str) -> FileEditToolCallContent | None:
     """The diff an ``edit`` or ``write`` call would make, from the file as it is now; None when
     it cannot be told (unreadable or huge file, an edit whose text is not found)."""
-    if name not in ("edit", "write"):
+    change = proposed_change(name, args, cwd)
+    if change is None:
         return None
-    path = _abs(args.get("path"), cwd)
-    if path is None:
-        return None
-    old: str | None = None
-    try:
-        if os.path.getsize(path) > DIFF_MAX_BYTES:
-            return None
-        with open(path, encoding="utf-8", newline="") as f:
-            old = f.read().replace("\r\n", "\n").removeprefix("\ufeff")
-    except FileNotFoundError:
-        old = None
-    except (OSError, UnicodeDecodeError):
-        return None
-    if name == "write":
-        content = args.get("content")
-        return (
-            FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=content)
-            if isinstance(content, str)
-            else None
-        )
-    edits = args.get("edits")
-    if old is None or not isinstance(edits, list) or not edits:
-        return None
-    new = old
-    for edit in edits:
-        if not isinstance(edit, dict):
-            return None
-        before, after = edit.get("oldText"), edit.get("newText")
-        if not isinstance(before, str) or not isinstance(after, str) or not before or before not in new:
-            return None
-        new = new.replace(before, after, 1)
-    return FileEditToolCallContent(type="diff", path=path, old_text=old, new_text=new)
+    return FileEditToolCallContent(type="diff", path=change.path, old_text=change.old, new_text=change.new)
 
 
 def start_update(

@@ -1,7 +1,8 @@
 """Extension UI in ACP mode: no dialogs (ACP has none a plugin could use), notices into the thread.
 
 ``api.has_ui`` is False, so plugins know not to ask; a dialog that is asked anyway answers at
-once as cancelled instead of waiting for a client that will never reply. ``notify`` becomes agent
+once as cancelled instead of waiting for a client that will never reply. The one question ACP
+has is whether a tool call may run: ``approve`` asks it with ``session/request_permission``. ``notify`` becomes agent
 text in the active session (a slash command's output shows up where the user typed it); status,
 widget and title updates reach clients that subscribed with ``_atomic/subscribe``.
 """
@@ -16,6 +17,7 @@ from atomic_host.kit.log import log
 if TYPE_CHECKING:
     import asyncio
 
+    from atomic_host.contract.tools import Approval, ApprovalAnswer
     from atomic_host.frontends.acp.frontend import AcpFrontend
 
 
@@ -43,6 +45,9 @@ class AcpUI(FireAndForgetUI):
 
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
         return None
+
+    async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
+        return await self.frontend.request_approval(approval, timeout)
 
     def notify(self, message: str, notify_type: str = "info") -> None:
         log.warning(f"[{notify_type}] {message}")

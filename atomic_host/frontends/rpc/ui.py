@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+from atomic_host.contract.tools import APPROVAL_OPTIONS, Approval, ApprovalAnswer
 from atomic_host.frontends.rpc.io import Output
 from atomic_host.frontends.rpc.server import release_lane
 from atomic_host.kit.log import log
@@ -108,8 +110,48 @@ class RpcUI(FireAndForgetUI):
         r = await self._dialog("editor", timeout, title=title, prefill=prefill)
         return _answer(r, "value", str, "editor")
 
+    async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
+        """A ``select`` carrying the ``approval`` record; the answer as docs/permissions.md reads it."""
+        if not self.has_ui:
+            return ApprovalAnswer("deny", why=f"--mode {MODE_WITHOUT_UI} has no one to ask", unasked=True)
+        record: dict[str, Any] = {
+            "toolName": approval.tool_name,
+            "toolCallId": approval.tool_call_id,
+            "args": approval.args,
+        }
+        if approval.diff is not None:
+            record["diff"] = approval.diff
+        if approval.scope is not None:
+            record["scope"] = approval.scope
+        r = await self._dialog("select", timeout, title=approval.title, options=list(APPROVAL_OPTIONS), approval=record)
+        return approval_answer(r, timeout)
+
     def _fire(self, method: str, **fields: Any) -> None:
         self.out.send({"type": "extension_ui_request", "id": uuid4(), "method": method, **fields})
+
+
+MODE_WITHOUT_UI = "json"
+"""The mode that runs an RpcUI without dialogs (``has_ui`` False): events out, nothing answers."""
+
+
+def approval_answer(response: dict[str, Any] | None, timeout: float | None) -> ApprovalAnswer:
+    """An ``extension_ui_response`` to an approval ``select`` (None: it timed out) as an answer:
+    anything but one of the options is a denial that says why."""
+    if response is None:
+        return ApprovalAnswer("deny", why=f"the approval request timed out after {round((timeout or 0) * 1000)} ms")
+    if response.get("cancelled"):
+        return ApprovalAnswer("deny", why="the approval request was cancelled")
+    value = response.get("value")
+    if value == APPROVAL_OPTIONS[0]:
+        return ApprovalAnswer("once")
+    if value == APPROVAL_OPTIONS[1]:
+        return ApprovalAnswer("session")
+    if value == APPROVAL_OPTIONS[2]:
+        message = response.get("message")
+        return ApprovalAnswer("deny", message=message if isinstance(message, str) and message.strip() else None)
+    shown = json.dumps(value, ensure_ascii=False)
+    shown = shown if len(shown) <= 80 else shown[:80] + "…"
+    return ApprovalAnswer("deny", why=f"the answer {shown} is not one of the options")
 
 
 def _answer(response: dict[str, Any] | None, key: str, kind: type, method: str) -> Any:

@@ -28,7 +28,7 @@ async def test_broken_plugins_are_isolated(rpc_host) -> None:
 
         # The healthy plugin's command and tool work.
         names = [x["name"] for x in (await c.get_commands()).commands]
-        assert names == ["workflow", "hello"]  # the built-in /workflow, then the healthy plugin
+        assert names == ["workflow", "permissions", "hello"]  # the built-ins, then the healthy plugin
         assert (await c.call("prompt", message="/hello there"))["disposition"] == "handled"
 
         host.faux.tool_call("hello_tool", {}, call_id="t1")
@@ -73,7 +73,7 @@ async def test_no_extensions_skips_global_dir_but_keeps_e(rpc_host, tmp_path: Pa
     ext.mkdir(parents=True)
     shutil.copy(plugin("marker"), ext / "marker.py")
     async with rpc_host("--no-extensions", "-e", plugin("hello_cmd")) as host:
-        assert [x["name"] for x in (await host.client.get_commands()).commands] == ["workflow", "hello"]
+        assert [x["name"] for x in (await host.client.get_commands()).commands] == ["workflow", "permissions", "hello"]
     assert not (ext / "ran.marker").exists()
     async with rpc_host() as host:
         await host.client.get_state()

@@ -36,12 +36,12 @@ async def test_watch_reload_add_command_syntax_error_and_between_turns(rpc_host,
     ext.write_text(_ext(["one"]))
     async with rpc_host("--watch") as host:
         c = host.client
-        assert await _names(c) == ["one", "workflow"]  # and the built-in /workflow
+        assert await _names(c) == ["one", "permissions", "workflow"]  # and the built-in /permissions, /workflow
 
         ext.write_text(_ext(["one", "two"]))
 
         async def has_two() -> bool:
-            return await _names(c) == ["one", "two", "workflow"]
+            return await _names(c) == ["one", "permissions", "two", "workflow"]
 
         await poll(has_two, timeout=5)
 
@@ -51,7 +51,7 @@ async def test_watch_reload_add_command_syntax_error_and_between_turns(rpc_host,
         err = await poll(lambda: errors_of(host)[before:], timeout=5)
         assert err[0]["extensionPath"] == str(ext.resolve()) and err[0]["event"] == "reload"
         assert "SyntaxError" in err[0]["error"] or "invalid syntax" in err[0]["error"]
-        assert await _names(c) == ["one", "two", "workflow"]
+        assert await _names(c) == ["one", "permissions", "two", "workflow"]
 
         # Mid-turn edits wait for the turn to end.
         host.faux.push({"content": [{"type": "text", "text": "slow"}], "delayMs": 2000})

@@ -112,7 +112,7 @@ async def test_untrusted_project_resources_are_ignored(cmd_host: Any, resources:
         host.faux.push("ok")
         await host.client.prompt_and_wait("/proj a")
         assert last_user_text(host) == "/proj a"  # not a command here: sent literally
-    assert names == ["workflow", "review", "tpl", "skill:deploy"]  # the built-in /workflow first
+    assert names == ["workflow", "permissions", "review", "tpl", "skill:deploy"]  # the built-ins first
 
 
 async def test_prompt_expansion_and_literal_unknown(cmd_host: Any, resources: dict[str, Path]) -> None:
@@ -176,7 +176,7 @@ async def test_skill_commands_disabled(cmd_host: Any, resources: dict[str, Path]
         host.faux.push("ok")
         await host.client.prompt_and_wait("/skill:deploy now")
         assert last_user_text(host) == "/skill:deploy now"
-    assert names == ["workflow", "review", "tpl"]
+    assert names == ["workflow", "permissions", "review", "tpl"]
 
 
 WORKFLOW_COMMAND = {
@@ -186,6 +186,15 @@ WORKFLOW_COMMAND = {
     "path": "builtin:builtin_plugins.workflows",
     "hasArgumentCompletions": False,
     "sourceInfo": {"path": "builtin:builtin_plugins.workflows", "source": "builtin", "scope": "user",
+                   "origin": "top-level"},
+}
+PERMISSIONS_COMMAND = {
+    "name": "permissions",
+    "source": "extension",
+    "description": "Show the permission mode, rules and session approvals; /permissions <mode> changes the mode",
+    "path": "builtin:builtin_plugins.approvals",
+    "hasArgumentCompletions": False,
+    "sourceInfo": {"path": "builtin:builtin_plugins.approvals", "source": "builtin", "scope": "user",
                    "origin": "top-level"},
 }
 
@@ -198,7 +207,8 @@ async def test_cli_skill_path(cmd_host: Any, sandbox: Path) -> None:
         await host.client.prompt_and_wait("/skill:pack")
         assert last_user_text(host).endswith("Pack body.\n</skill>")
     assert commands == [
-        WORKFLOW_COMMAND,  # the built-in /workflow
+        WORKFLOW_COMMAND,  # the built-ins: /workflow, /permissions
+        PERMISSIONS_COMMAND,
         {"name": "skill:pack", "source": "skill", "location": "path", "description": "Packed", "path": str(skill),
          "hasArgumentCompletions": False,
          "sourceInfo": file_source(skill, "temporary")},
