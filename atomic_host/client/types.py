@@ -138,6 +138,41 @@ class AgentStartEvent(WireObject):
         return self["type"]
 
 
+class ApprovalRequest(WireObject):
+    """The ``approval`` record of a ``select`` that asks whether a tool call may run (the built-in approvals plugin;
+    docs/permissions.md). Answered ``Allow once`` / ``Allow for this session`` / ``Deny`` (with an optional
+    ``message``: the denial text the model sees)."""
+
+    __slots__ = ()
+    _KEYS = {
+        "tool_name": "toolName",
+        "tool_call_id": "toolCallId",
+        "args": "args",
+        "diff": "diff",
+        "scope": "scope",
+    }
+
+    @property
+    def tool_name(self) -> str:
+        return self["toolName"]
+
+    @property
+    def tool_call_id(self) -> str:
+        return self["toolCallId"]
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return self["args"]
+
+    @property
+    def diff(self) -> str | None:
+        return self.get("diff")
+
+    @property
+    def scope(self) -> str | None:
+        return self.get("scope")
+
+
 class AssistantMessage(WireObject):
     """A model reply; ``stopReason`` ``pending`` while it streams."""
 
@@ -1075,7 +1110,8 @@ class ExtensionUiRequest(WireObject):
     (``info: {userCode, verificationUri, intervalSeconds?, expiresInSeconds?}``), ``oauth_progress`` (``message``),
     ``oauth_info`` (``message``, ``links: [{url, label?}]``) and ``oauth_manual_code_cancel`` need no answer;
     ``oauth_prompt`` (``prompt: {message, placeholder?}``), ``oauth_select`` (``prompt: {message, options: [{id,
-    label}]}``) and ``oauth_manual_code`` (``prompt: {message}``) are answered with ``value`` (or ``cancelled``)."""
+    label}]}``) and ``oauth_manual_code`` (``prompt: {message}``) are answered with ``value`` (or ``cancelled``). A
+    ``select`` that asks to approve a tool call carries ``approval`` (:class:`ApprovalRequest`)."""
 
     __slots__ = ()
     _KEYS = {
@@ -1100,6 +1136,7 @@ class ExtensionUiRequest(WireObject):
         "widget_lines": "widgetLines",
         "widget_placement": "widgetPlacement",
         "text": "text",
+        "approval": "approval",
     }
     _DEFAULTS = {
         "type": "extension_ui_request",
@@ -1188,6 +1225,11 @@ class ExtensionUiRequest(WireObject):
     @property
     def text(self) -> str | None:
         return self.get("text")
+
+    @property
+    def approval(self) -> ApprovalRequest | None:
+        v = self.get("approval")
+        return None if v is None else (ApprovalRequest(v) if isinstance(v, dict) else v)
 
 
 class ForkData(WireObject):
@@ -3507,6 +3549,7 @@ __all__ = [
     "AgentEndEvent",
     "AgentSettledEvent",
     "AgentStartEvent",
+    "ApprovalRequest",
     "AssistantMessage",
     "AuthStatus",
     "AutoRetryEndEvent",
