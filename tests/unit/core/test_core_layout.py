@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-TESTS = Path(__file__).resolve().parent.parent
+from suite_paths import TESTS
 
 
 def test_no_test_module_imports_from_conftest() -> None:

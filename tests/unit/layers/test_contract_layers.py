@@ -10,7 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from suite_paths import ROOT
+
 PYPROJECT = ROOT / "pyproject.toml"
 
 

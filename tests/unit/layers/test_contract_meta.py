@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from suite_paths import TESTS
+
 from atomic_host.contract.hookspecs import DISPATCH_RULES
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL
 from atomic_host.testing import start_host
-
-TESTS = Path(__file__).resolve().parents[1]
 
 
 def _sources_outside_unit_tests() -> dict[Path, str]:

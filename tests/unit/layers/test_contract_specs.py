@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from suite_paths import DOCS
 
 from atomic_host.api import ExtensionAPI
 from atomic_host.contract import hookspecs
@@ -65,8 +66,7 @@ def test_public_names_still_import_from_the_package() -> None:
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_hooks_md_states_each_rule(name: str) -> None:
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
+    text = (DOCS / "hooks.md").read_text()
     section = text.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
     assert f"**Rule:** `{hookspecs.DISPATCH_RULES[name].combine}`" in section
