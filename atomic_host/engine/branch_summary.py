@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.events import SummarizeEvent
 from atomic_host.contract.results import Failure, Summary
 from atomic_host.engine.summaries import requester
-from atomic_host.session.context import build_session_context
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import StreamOptions
@@ -41,6 +40,9 @@ async def summarize_entries(
     agent: SummaryPorts, entries: list[dict[str, Any]], instructions: str | None, replace: bool = False
 ) -> tuple[str, dict[str, Any] | None]:
     """The ``summarize`` hook's summary of ``entries``: (text, usage). RuntimeError when it failed."""
+    # lazy: session.context is not needed by ACP's start, which imports this module (through navigation)
+    from atomic_host.session.context import build_session_context
+
     model = agent.require_model()
     hooks = agent.hooks
     if not hooks.has_impls("summarize"):
