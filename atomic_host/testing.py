@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atomic_host.client import RpcClient
+from atomic_host.client import RpcClient, loads_deep
 
 
 class FauxScript:
@@ -81,7 +81,7 @@ def read_jsonl(path: Path | str) -> list[Any]:
 
 def assert_protocol_lines(lines: list[str]) -> None:
     """Validate each line against the protocol schema; raises on the first bad one."""
-    from atomic_host.client import loads_deep
+    # lazy: the protocol models (pydantic) only for a test that validates lines
     from atomic_host.core.protocol import validate_output_line
 
     assert lines, "host printed nothing"

@@ -263,6 +263,7 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
         except ImportError:  # mcp 1.x
+            # mcp 1.x's name for the same transport
             from mcp.client.streamable_http import streamablehttp_client
 
             streams = await stack.enter_async_context(streamablehttp_client(cfg.url, headers=cfg.headers or None))

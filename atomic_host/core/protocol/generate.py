@@ -7,7 +7,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from atomic_host.core.protocol.commands import COMMANDS
 from atomic_host.core.protocol.declarations import ANY, DECLARATIONS, Declaration
+from atomic_host.core.protocol.responses import RESPONSE_DATA
+from atomic_host.core.protocol.schema import write_schema
 
 INDEX_START = "<!-- commands: generated from core/protocol/declarations.py; do not edit -->"
 INDEX_END = "<!-- /commands -->"
@@ -15,8 +18,6 @@ INDEX_END = "<!-- /commands -->"
 
 def command_index() -> str:
     """The command table of docs/protocol.md, one row per declared command."""
-    from atomic_host.core.protocol.commands import COMMANDS
-
     rows = [
         "| command | lane | fields (required in bold) | data | what it does |",
         "|---|---|---|---|---|",
@@ -34,8 +35,6 @@ def command_index() -> str:
 
 
 def _data(decl: Declaration) -> str:
-    from atomic_host.core.protocol.responses import RESPONSE_DATA
-
     if decl.data is None:
         return "—"
     if decl.data == ANY:
@@ -67,8 +66,6 @@ def write_index(page: Path) -> bool:
 
 def main(root: Path) -> None:
     """Rewrite the schema and the command index under the checkout ``root``."""
-    from atomic_host.core.protocol.schema import write_schema
-
     write_schema(root / "docs" / "protocol.schema.json")
     write_index(root / "docs" / "protocol.md")
 
