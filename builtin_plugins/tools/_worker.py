@@ -17,6 +17,8 @@ import json
 import sys
 from typing import Any
 
+import builtin_plugins
+import builtin_plugins.tools
 from atomic_host.contract.tools import ToolAborted, ToolContext, ToolError
 from atomic_host.kit.tool_env import tool_environment
 
@@ -34,9 +36,6 @@ sys.stdout.buffer.write(json.dumps(result).encode("ascii"))
 
 def worker_command(module: str, function: str) -> list[str]:
     """argv that runs ``module.function(request)`` (``module`` inside ``builtin_plugins.tools``)."""
-    import builtin_plugins
-    import builtin_plugins.tools
-
     return [
         sys.executable,
         "-I",

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_path, resolve_path
+from builtin_plugins.tools._gitignore import compile_glob as compile_tool_glob
+from builtin_plugins.tools._gitignore import iter_tree
 
 TIME_BUDGET_SECONDS = 5.0
 
@@ -33,14 +35,10 @@ class Params(BaseModel):
 
 def compile_glob(pattern: str) -> tuple[re.Pattern[str], bool]:
     """Regex for ``pattern`` and whether it matches the whole relative path (vs the name)."""
-    from builtin_plugins.tools._gitignore import compile_glob as compile_tool_glob
-
     return compile_tool_glob(pattern)
 
 
 def _find(params: Params, ctx: ToolContext) -> ToolResult:
-    from builtin_plugins.tools._gitignore import iter_tree
-
     root = resolve_path(params.path or ".", ctx.cwd)
     if not root.is_dir():
         raise ToolError(f"Directory not found: {display_path(root, ctx.cwd)}")

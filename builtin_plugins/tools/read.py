@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, truncate_head
 from builtin_plugins.tools._common import display_name, display_path, looks_binary, resolve_path
+from builtin_plugins.tools._gitignore import iter_tree
 
 IMAGE_MAX_BYTES = 20 * 1024 * 1024
 _SELECTOR = re.compile(r"^(?P<path>.+?):(?P<sel>raw|\d+(?:[-+]\d+)?(?:,\d+-\d+)*)$")
@@ -125,8 +126,6 @@ def _read_text(path: Path, rel: str, data: bytes, start: int, end: int | None) -
 
 
 def _tree(path: Path, ctx: ToolContext, limit: int = 500) -> ToolResult:
-    from builtin_plugins.tools._gitignore import iter_tree
-
     lines = [display_path(path, ctx.cwd).rstrip("/") + "/"]
     count = 0
     more = False
@@ -146,6 +145,7 @@ def _tree(path: Path, ctx: ToolContext, limit: int = 500) -> ToolResult:
 
 
 def _sqlite_summary(path: Path, rel: str) -> ToolResult:
+    # lazy: sqlite3 only to summarize a SQLite file
     import sqlite3
 
     uri = "file:" + str(path).replace("?", "%3F").replace("#", "%23") + "?mode=ro"

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_path, resolve_path
+from builtin_plugins.tools._search_core import compile_pattern
+from builtin_plugins.tools._worker import run_in_worker
 
 
 class Params(BaseModel):
@@ -41,9 +43,6 @@ class Params(BaseModel):
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
-    from builtin_plugins.tools._search_core import compile_pattern
-    from builtin_plugins.tools._worker import run_in_worker
-
     if not params.pattern.strip():
         raise ToolError("pattern must not be empty or whitespace only")
     try:
