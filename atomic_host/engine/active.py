@@ -237,6 +237,19 @@ class ActiveSession:
     def stream_fn(self, api: str) -> StreamFn | None:
         return self._rt.models.stream_fn(api)
 
+    def artifact_dirs(self) -> list[str]:
+        """Where this session's full outputs are saved: its temp dir (bash logs) and the tool-results dirs."""
+        from pathlib import Path
+
+        dirs = []
+        location = self.session.location
+        if location and location.endswith(".jsonl"):
+            dirs.append(str(Path(location).parent / "tool-results"))
+        temp = self.temp_dir()
+        if temp:
+            dirs += [temp, str(Path(temp) / "tool-results")]
+        return dirs
+
     def temp_dir(self) -> str | None:
         """The session's owner-only temp dir (created on first use), or None."""
         if self._temp_dir is False:

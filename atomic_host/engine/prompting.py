@@ -16,7 +16,7 @@ from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent
 from atomic_host.engine.active import now_ms
 from atomic_host.kit.lazy import loaded
-from atomic_host.kit.log import plugin_log
+from atomic_host.kit.log import log, plugin_log
 from atomic_host.kit.messages import message_text
 from atomic_host.plugins.faults import debug_traceback, fault_report
 
@@ -61,6 +61,7 @@ class Prompter:
         """The prompt pipeline of semantics §3.1; returns the disposition. ``literal`` (extension
         prompts): no slash-command dispatch, no template or skill expansion."""
         rt, runner = self._rt, self._runner
+        images = await self.checked_images(images)
         if text.startswith("/") and not literal:
             name, _, args = text[1:].partition(" ")
             command = rt.commands.get(name)
@@ -105,6 +106,7 @@ class Prompter:
 
     async def queue_message(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> str:
         """``steer`` / ``follow_up``: never extension commands; queued (or handled by an input hook)."""
+        images = await self.checked_images(images)
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
             command = self._rt.commands.get(name)
@@ -124,6 +126,36 @@ class Prompter:
     def _enqueue(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> None:
         message = make_user_message(text, images)
         self._runner.enqueue(kind, message, message_text(message))
+
+    async def checked_images(self, images: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """``images`` with each one checked (real base64 of a PNG/JPEG/GIF/WebP that decodes) and, with
+        ``images.autoResize`` (default on), shrunk to fit 2000x2000; a bad one fails the command, naming it.
+        In a thread: a 30 MB screenshot takes a while to decode and shrink."""
+        if not images:
+            return images
+        auto_resize = self._rt.settings.bool("images.autoResize", True)
+
+        def check_all() -> list[dict[str, Any]]:
+            import base64
+
+            from atomic_host.kit.images import ImageProblem, decode_base64, prepare
+
+            out = []
+            for i, block in enumerate(images):
+                try:
+                    data = decode_base64(block.get("data"))
+                    shrunk, mime, note = prepare(data, block.get("mimeType"), auto_resize=auto_resize)
+                except ImageProblem as e:
+                    raise HostError(f"images[{i}]: {e}") from None
+                if note is None and mime == block.get("mimeType"):
+                    out.append(block)  # kept verbatim
+                else:
+                    out.append({**block, "data": base64.b64encode(shrunk).decode("ascii"), "mimeType": mime})
+                    if note:
+                        log.info(f"prompt image {i}: {note}")
+            return out
+
+        return await asyncio.to_thread(check_all)
 
     async def apply_input_hooks(
         self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str

@@ -158,6 +158,7 @@ class Runner:
             on_update=on_update,
             ui=rt.ui,
             temp_dir=self.active.temp_dir,
+            artifact_dirs=self.active.artifact_dirs,
             call_tool=call_tool,
             list_tools=rt.tools.callable_from_code,
             deferred_tools=rt.tools.deferred,
