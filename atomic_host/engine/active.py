@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from itertools import repeat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
@@ -239,8 +240,6 @@ class ActiveSession:
 
     def artifact_dirs(self) -> list[str]:
         """Where this session's full outputs are saved: its temp dir (bash logs) and the tool-results dirs."""
-        from pathlib import Path
-
         dirs = []
         location = self.session.location
         if location and location.endswith(".jsonl"):
