@@ -5,7 +5,8 @@ function) is for import-time cost only: a heavy or optional dependency (DBOS, AC
 psycopg, httpx, pydantic, …) that ``atomic --mode rpc`` must not pay for at start
 (tests/startup_imports), a module only a rare path needs, or an optional extra whose absence
 becomes a clear error. Each such import carries a comment that says which: on the line directly
-above it (or above the run of imports it belongs to), or at the end of its own line.
+above it (or above the run of imports it belongs to, or on the header of the block it opens:
+``try:  # mcp 2.x``), or at the end of its own line.
 
 The rule is checked on the syntax tree of every module of ``atomic_host`` and ``builtin_plugins``;
 ``EXCLUDED_FOR_NOW`` names the imports that could not be explained or moved yet (aim: empty).
