@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from atomic_host.contract.errors import HostError
 from atomic_host.engine.services import HostServices
+from atomic_host.kit.log import log
+from atomic_host.kit.tool_env import pass_through
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Awaitable, Callable
 
     from atomic_host.contract.providers import ApiImpl, ProviderInfo
@@ -141,6 +144,7 @@ class ExtensionAPI:
         awaiting. The returned awaitable may be awaited: for an ``interrupt`` it resolves once the
         aborted run has ended and the new one has started. A bad ``deliver_as`` raises ValueError.
         """
+        # lazy: the engine is not loaded by subcommands that only build the API (atomic plugins, sessions)
         from atomic_host.engine.agent_session import custom_message
 
         message = custom_message(
@@ -154,6 +158,7 @@ class ExtensionAPI:
         self, messages: list[dict[str, Any]], *, trigger_turn: bool = False, deliver_as: str | None = None
     ) -> Awaitable[None]:
         """Several custom messages admitted together, in order (see ``HostAPI.send_messages``)."""
+        # lazy: the engine is not loaded by subcommands that only build the API (atomic plugins, sessions)
         from atomic_host.engine.agent_session import custom_message
 
         if not isinstance(messages, list) or not messages:
@@ -231,6 +236,7 @@ class ExtensionAPI:
     def get_context_usage(self) -> dict[str, Any] | None:
         """``{tokens, contextWindow, percent}`` of the active session, as ``get_session_stats``'
         ``contextUsage``; None without a model that states its context window."""
+        # lazy: session.stats is off startup's path (get_session_stats and the first prompt load it)
         from atomic_host.session.stats import session_stats
 
         s = self._rt.session
@@ -260,8 +266,6 @@ class ExtensionAPI:
     def compact(self) -> asyncio.Task[dict[str, Any]]:
         """Start a manual compaction and return at once; the task's result is what ``compact``
         answers (await it, or not: a failure is then logged)."""
-        import asyncio
-
         runner = self._rt.require_session().runner
         task = asyncio.ensure_future(runner.compactor.manual(runner))
         task.add_done_callback(_log_failure)
@@ -276,6 +280,7 @@ class ExtensionAPI:
     # --- session control: from a slash command's or a shortcut's handler only ---
 
     def _in_command(self, what: str) -> None:
+        # lazy: the engine is not loaded by subcommands that only build the API (atomic plugins, sessions)
         from atomic_host.engine.prompting import in_command
 
         if not in_command():
@@ -288,6 +293,7 @@ class ExtensionAPI:
 
     async def new_session(self, *, parent_session: str | None = None) -> dict[str, Any]:
         """A new session becomes the active one (as ``new_session``): ``{"cancelled": bool}``."""
+        # lazy: engine.navigation is off startup's path (tests/perf/startup_imports; the warm-up thread loads it)
         from atomic_host.engine import navigation
 
         self._in_command("new_session")
@@ -297,6 +303,7 @@ class ExtensionAPI:
         """Fork and switch to the fork (as ``fork``): ``position="before"`` keeps the path up to the
         parent of user prompt ``entry_id`` (``{"cancelled", "text"}``: the prompt's text);
         ``"at"`` keeps it up to ``entry_id``, which must be the current leaf (as ``clone``)."""
+        # lazy: engine.navigation is off startup's path (tests/perf/startup_imports; the warm-up thread loads it)
         from atomic_host.engine import navigation
 
         self._in_command("fork")
@@ -311,8 +318,7 @@ class ExtensionAPI:
 
     async def switch_session(self, session: str) -> dict[str, Any]:
         """Resume a stored session, by id or file path (as ``switch_session``): ``{"cancelled"}``."""
-        import os
-
+        # lazy: engine.navigation is off startup's path (tests/perf/startup_imports; the warm-up thread loads it)
         from atomic_host.engine import navigation
 
         self._in_command("switch_session")
@@ -332,6 +338,7 @@ class ExtensionAPI:
         label: str | None = None,
     ) -> dict[str, Any]:
         """Move the leaf (as ``navigate_tree``): ``{"cancelled", "editorText"?, "summaryEntry"?}``."""
+        # lazy: engine.navigation is off startup's path (tests/perf/startup_imports; the warm-up thread loads it)
         from atomic_host.engine import navigation
 
         self._in_command("navigate_tree")
@@ -417,8 +424,8 @@ class ExtensionAPI:
     async def exec(self, command: str, timeout: float | None = None) -> dict[str, Any]:
         """Run a shell command in the session cwd; returns ``{output, exitCode, cancelled, truncated}``.
         The command's environment is the bash tool's: the host's credentials left out (``shellEnv``)."""
+        # lazy: kit.shell loads subprocess and friends, only once a command runs
         from atomic_host.kit.shell import run_shell
-        from atomic_host.kit.tool_env import pass_through
 
         s = self._rt.require_session()
         keep = pass_through(self._rt.settings.get("shellEnv"))
@@ -445,6 +452,7 @@ class ExtensionAPI:
         """Run ``prompt`` in a new internal child session (of the active one, or headless in
         ``cwd`` under ``parent_session``) and wait for the run
         (see :meth:`atomic_host.contract.host.HostAPI.run_internal_session`)."""
+        # lazy: engine.internal is off startup's path; only a plugin that runs an internal session loads it
         from atomic_host.engine.internal import run_internal_session
 
         return await run_internal_session(
@@ -472,8 +480,7 @@ class ExtensionAPI:
     ) -> bool:
         """Append a custom message to a stored session that is not the active one (see
         :meth:`atomic_host.contract.host.HostAPI.append_to_session`)."""
-        import asyncio
-
+        # lazy: engine.internal is off startup's path; only a plugin that appends to another session loads it
         from atomic_host.engine.internal import append_to_stored_session
 
         entry = {"customType": custom_type, "content": content, "display": display, "details": details}
@@ -496,8 +503,6 @@ class ExtensionAPI:
         """The workflow engine the built-in workflows plugin offers (``start``, ``cancel``, ``list``)."""
         engine = self._rt.services.get("workflows")
         if engine is None:
-            from atomic_host.contract.errors import HostError
-
             raise HostError("Workflows are not available: the builtin_plugins.workflows plugin is disabled")
         return engine
 
@@ -524,6 +529,4 @@ class Events:
 def _log_failure(task: Any) -> None:
     """A compaction nobody awaited that failed: logged, not left as an unretrieved exception."""
     if not task.cancelled() and task.exception() is not None:
-        from atomic_host.kit.log import log
-
         log.warning(f"compaction started by a plugin failed: {task.exception()}")

@@ -7,15 +7,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.api import ExtensionAPI
-from atomic_host.contract.registrations import Exporter, SessionStoreFactory
+from atomic_host.contract.errors import HostError
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from atomic_host.contract.registrations import Exporter, SessionStoreFactory, StoreOptions, WorkflowDefinition
+from atomic_host.core.models.registry import ModelRegistry, register_startup_credentials
 from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
 from atomic_host.kit.log import log
+from atomic_host.kit.permission_modes import ASKING, startup_mode
 from atomic_host.plugins.bus import EventBus
 from atomic_host.plugins.discovery import APPROVALS, BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
@@ -23,13 +28,12 @@ from atomic_host.plugins.faults import guard_exit
 from atomic_host.plugins.manager import HELPERS_ATTR, PluginHost, PluginRecord
 from atomic_host.plugins.named import NamedTable
 from atomic_host.plugins.registry import CommandRegistry, Shortcut, ShortcutRegistry, ToolRegistry
+from atomic_host.plugins.selection import apply_selection
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.tools import Tool
-    from atomic_host.core.models.registry import ModelRegistry
     from atomic_host.engine.agent_session import AgentSession
     from atomic_host.engine.services import EventSink, FrontendUI
     from atomic_host.kit.sessions.store import SessionStore
@@ -57,7 +61,6 @@ class Runtime:
         guard_exit()  # one runtime per host process: from here on plugin code cannot os._exit it
         self.cwd = os.path.realpath(options.cwd or os.getcwd())
         self.agent_dir = default_agent_dir()
-        from atomic_host.core.models.registry import register_startup_credentials
 
         # Before any plugin loads: a plugin may print a key at import time.
         register_startup_credentials(self.agent_dir, os.environ, options.api_key)
@@ -134,7 +137,6 @@ class Runtime:
         for record in list(self.plugins.records.values()):
             if record.status == "loaded":
                 self.collect(record, implementers.get(record.name, set()))
-        from atomic_host.plugins.selection import apply_selection
 
         apply_selection(self)
 
@@ -145,8 +147,6 @@ class Runtime:
         record = self.plugins.records.get(APPROVALS)
         if record is None or record.status not in ("failed", "disabled"):
             return
-        from atomic_host.kit.permission_modes import ASKING, startup_mode
-
         mode = startup_mode(self.options.permission_mode, self.settings.get, self.options.mode)
         if mode not in ASKING:
             return
@@ -198,8 +198,6 @@ class Runtime:
         contribute("register_providers", lambda item: self.add_provider(item, name))
 
         def register_workflow(item: Any) -> None:
-            from atomic_host.contract.registrations import WorkflowDefinition
-
             if not isinstance(item, WorkflowDefinition):
                 raise TypeError(f"register_workflows expects WorkflowDefinition, got {type(item).__name__}")
             item.plugin = name
@@ -219,8 +217,6 @@ class Runtime:
     def add_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None:
         """File a wire API or a provider for ``plugin``; a provider replaces one with its id (kept,
         to come back when the newer one is unregistered). The model registry is rebuilt on next use."""
-        from atomic_host.contract.providers import ApiImpl, ProviderInfo
-
         item.plugin = plugin
         if isinstance(item, ApiImpl):
             self.apis[item.api] = item
@@ -267,9 +263,6 @@ class Runtime:
     def register_tool(self, tool: Tool) -> None:
         """Register ``tool`` for the plugin whose module defines its handler (``runtime`` when
         none does), then recompute the selection: the model sees it from its next call on."""
-        from atomic_host.contract.errors import HostError
-        from atomic_host.plugins.selection import apply_selection
-
         record = self._owner_record(tool)
         owner, path = (record.name, record.path) if record is not None else ("runtime", "")
         existing = self.tools.get(tool.name)
@@ -279,9 +272,6 @@ class Runtime:
         apply_selection(self)
 
     def unregister_tool(self, name: str) -> None:
-        from atomic_host.contract.errors import HostError
-        from atomic_host.plugins.selection import apply_selection
-
         tool = self.tools.get(name)
         if tool is None:
             raise HostError(f'Tool "{name}" is not registered')
@@ -330,8 +320,6 @@ class Runtime:
     def check_flags(self) -> None:
         """After the plugins registered their flags: a flag on the command line that none declared,
         or a string flag without a value, stops the start (``HostError``)."""
-        from atomic_host.contract.errors import HostError
-
         unknown = [f"--{n}" for n in self.options.extension_flags if n not in self.flags]
         if unknown:
             raise HostError(f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
@@ -343,8 +331,6 @@ class Runtime:
         """The plugin whose code called into the API: the nearest frame, up the stack, in one of the
         plugins' modules (a local extension's helper module is found through the extension that
         called it). None for host code."""
-        import sys
-
         modules = {r.module.__name__: r for r in self.plugins.records.values() if r.module is not None}
         frame = sys._getframe(1)
         while frame is not None:
@@ -378,8 +364,6 @@ class Runtime:
 
     def apply_pending_reloads(self) -> None:
         """Hot reload changed extension files; only called between turns."""
-        from atomic_host.plugins.selection import apply_selection
-
         paths, self.pending_reload = self.pending_reload, set()
         for path in sorted(paths):
             name = f"local:{path}"
@@ -410,9 +394,8 @@ class Runtime:
         afresh (new files in the extension dirs load, removed ones unload), the built-in and
         installed plugins' commands registered again (prompt templates and skills are found
         anew), then ``session_start`` (reason ``reload``). Refused while the agent streams."""
-        from atomic_host.contract.errors import HostError
+        # lazy: contract.events is not loaded by atomic plugins, sessions or --list-models (a Runtime, no session)
         from atomic_host.contract.events import SessionShutdownEvent
-        from atomic_host.plugins.selection import apply_selection
 
         agent = self.require_session()
         if agent.is_streaming:
@@ -458,6 +441,7 @@ class Runtime:
 
     async def watch_extensions(self) -> None:
         """``--watch``: note changed extension files; they are applied between turns."""
+        # lazy: watchfiles (a Rust extension) only with --watch
         from watchfiles import Change, awatch
 
         ext_dirs: set[Path] = set()
@@ -490,8 +474,6 @@ class Runtime:
     @property
     def models(self) -> ModelRegistry:
         if self._models is None:
-            from atomic_host.core.models.registry import ModelRegistry
-
             self._models = ModelRegistry(
                 self.agent_dir,
                 self.providers,
@@ -509,6 +491,7 @@ class Runtime:
         are reused instead of being built per request (~10-20 ms each on a slow machine)."""
         proxy = self._proxy_setting()
         if not self.has_http_client():  # none yet, or a reloaded "proxy" setting: a new client
+            # lazy: httpx (~75 ms) loads with the first provider request, not at startup (tests/perf/startup_imports)
             from atomic_host.kit.llm.http_client import new_http_client
 
             self._http, self._http_proxy = new_http_client(proxy=proxy), proxy
@@ -530,11 +513,12 @@ class Runtime:
         ``--session-store`` / settings ``sessionStore`` (default ``jsonl``) names, looked up among
         the registered kinds (so plugins must be loaded first)."""
         if self._store is None and self.options.no_session:
+            # lazy: the session store loads with the first session (atomic plugins and --list-models never open one)
             from atomic_host.kit.sessions.store import MemoryStore
 
             self._store = MemoryStore()
         if self._store is None:
-            from atomic_host.contract.registrations import StoreOptions
+            # lazy: the session store loads with the first session (atomic plugins and --list-models never open one)
             from atomic_host.session.stores import DEFAULT_KIND, open_store
 
             kind = self.options.session_store or self.settings.str("sessionStore", DEFAULT_KIND) or DEFAULT_KIND
@@ -560,8 +544,6 @@ class Runtime:
 
     def exporter(self, name: str) -> Exporter:
         """The registered exporter ``name``; a :class:`HostError` naming the known ones otherwise."""
-        from atomic_host.contract.errors import HostError
-
         found = self.exporters.get(name)
         if found is None:
             known = ", ".join(self.exporters.names()) or "none"
@@ -575,6 +557,7 @@ class Runtime:
         return self.session
 
     async def start(self) -> None:
+        # lazy: the engine loads with the first session (atomic plugins, sessions, --list-models open none)
         from atomic_host.engine.agent_session import AgentSession
         from atomic_host.plugins.watchdog import DEFAULT_STALL_MS, start_watchdog
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atomic_host.client import RpcClient
+from atomic_host.client import RpcClient, loads_deep
 
 
 class FauxScript:
@@ -82,7 +82,7 @@ def read_jsonl(path: Path | str) -> list[Any]:
 def assert_protocol_lines(lines: list[str]) -> None:
     """Validate each line against the protocol schema, and each event against the client's typed
     record of its type (:func:`check_typed`); raises on the first bad one."""
-    from atomic_host.client import loads_deep
+    # lazy: the protocol models (pydantic) and the client's records only for a test that validates lines
     from atomic_host.client.types import parse_event
     from atomic_host.core.protocol import validate_output_line
 
@@ -108,6 +108,7 @@ def check_typed(record: Any, where: str = "") -> None:
     each value against the property's annotation: required keys present, scalars of the declared
     type, enums among their values, nested records parsed into their own classes. Raises
     AssertionError naming the path of the first mismatch."""
+    # lazy (here and below): the client's records only for a test that checks them
     from atomic_host.client.types import WireObject
 
     cls = type(record)
@@ -128,6 +129,7 @@ def _hints(cls: type, prop: str) -> Any:
     """The return annotation of a record's property, evaluated once per class and property."""
     hint = _HINTS.get((cls, prop))
     if hint is None:
+        # lazy: the client's records only for a test that checks them
         import typing
 
         from atomic_host.client import types
@@ -137,6 +139,7 @@ def _hints(cls: type, prop: str) -> Any:
 
 
 def _conforms(value: Any, hint: Any, path: str) -> None:
+    # lazy: the client's records only for a test that checks them
     import types as pytypes
     import typing
 

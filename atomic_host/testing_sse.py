@@ -17,6 +17,7 @@ import json
 import selectors
 import socket
 import socketserver
+import subprocess
 import threading
 import time
 from collections import deque
@@ -302,8 +303,6 @@ def make_certificates(directory: Path, common_name: str, subject_alt_name: str) 
     """A throwaway CA and a server certificate for ``subject_alt_name`` (``IP:127.0.0.1``,
     ``DNS:vendor.example``) signed by it, made with the openssl CLI in ``directory``:
     ``{"ca", "cert", "key"}`` paths. For TLS tests that trust the CA through SSL_CERT_FILE."""
-    import subprocess
-
     def run(*args: str) -> None:
         subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
 

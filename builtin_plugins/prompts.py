@@ -98,6 +98,7 @@ def make_expander(path: Path) -> Callable[[str], str]:
     """Expansion reads the file on each use, so an edited template applies without a reload."""
 
     def expand(args: str) -> str:
+        # lazy: builtin_plugins.frontmatter is off startup's path (the first template read loads it)
         from builtin_plugins.frontmatter import strip_frontmatter
 
         body = strip_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
@@ -107,6 +108,7 @@ def make_expander(path: Path) -> Callable[[str], str]:
 
 
 def load_template(path: Path, location: str) -> SlashCommand | None:
+    # lazy: builtin_plugins.frontmatter is off startup's path (the first template read loads it)
     from builtin_plugins.frontmatter import split_frontmatter
 
     try:

@@ -22,6 +22,7 @@ from atomic_host import hookimpl
 from atomic_host.contract.commands import SlashCommand
 from atomic_host.contract.records import record
 from atomic_host.kit.log import log
+from builtin_plugins.prompts import explicit_paths
 
 if TYPE_CHECKING:
     from atomic_host.contract.events import SystemPromptEvent
@@ -51,6 +52,7 @@ class Skill:
 
 def load_skill(path: Path, location: str, fallback_name: str) -> Skill | None:
     """Read one skill file; None (with a note on stderr) when it has no description."""
+    # lazy: builtin_plugins.frontmatter is off startup's path (the first skill read loads it)
     from builtin_plugins.frontmatter import split_frontmatter
 
     try:
@@ -127,8 +129,6 @@ def ancestor_dirs(cwd: Path) -> list[Path]:
 
 def skill_sources(api: HostAPI) -> Iterator[tuple[Path, str, bool]]:
     """``(dir or file, location, root *.md files count)`` in precedence order."""
-    from builtin_plugins.prompts import explicit_paths
-
     yield Path(api.agent_dir) / "skills", "user", True
     yield Path.home() / ".agents" / "skills", "user", False
     if api.trusted:
@@ -174,6 +174,7 @@ def load_skills(api: HostAPI) -> list[Skill]:
 
 def expand_skill(skill: Skill, args: str) -> str:
     """The ``<skill …>`` block (body read now, frontmatter stripped), then the args if any."""
+    # lazy: builtin_plugins.frontmatter is off startup's path (the first skill read loads it)
     from builtin_plugins.frontmatter import strip_frontmatter
 
     body = strip_frontmatter(Path(skill.file_path).read_text(encoding="utf-8", errors="replace")).strip()

@@ -125,6 +125,7 @@ def __getattr__(name: str) -> Any:
     if name != "ToolSearchParams":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if _params_model is None:
+        # lazy: pydantic (~50 ms) is off startup's path; the model is built on first use
         from pydantic import BaseModel, Field
 
         class ToolSearchParams(BaseModel):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from atomic_host.contract.records import field, record
+from atomic_host.contract.tools import ToolResult
 
 if TYPE_CHECKING:
     import asyncio
@@ -91,8 +92,6 @@ class ToolPatch:
 
     def apply(self, event: ToolResultEvent) -> bool:
         """Replace ``event.result`` by the patched result; never stops."""
-        from atomic_host.contract.tools import ToolResult
-
         current = event.result
         event.result = ToolResult(
             current.content if self.content is None else self.content,

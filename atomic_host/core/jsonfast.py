@@ -25,6 +25,7 @@ def load_fast_encoder() -> bool:
     """Switch :func:`dumps` to orjson when it is installed (True if it is)."""
     global _fast
     try:
+        # optional: orjson when installed; the host runs on stdlib json without it
         import orjson
     except ImportError:
         return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from atomic_host.contract.records import field, record
 
 
@@ -46,8 +48,6 @@ class Options:
     def missing_extension(self) -> str | None:
         """Why an ``-e`` path cannot load (it does not exist), as the line to print; None when all
         exist. A typo ends the command before anything runs."""
-        import os
-
         for path in self.extensions:
             if not os.path.exists(os.path.expanduser(path)):
                 return f"atomic: no such extension file or directory: {path} (-e/--extension)"

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from itertools import repeat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
@@ -110,6 +111,7 @@ class ActiveSession:
         if self._messages is None and not self._context_branch:
             self._messages = []
         if self._messages is None:
+            # lazy: session.context is off startup's path (a long session's messages are built on first use)
             from atomic_host.session.context import build_session_context
 
             self._messages = list(build_session_context(self._context_branch).messages)
@@ -127,6 +129,7 @@ class ActiveSession:
         branch, entries = self._context_branch, self.session.entries
         # the branch captured by rebuild_context is still every entry of the session
         if self._messages is None and branch and len(branch) == len(entries) and branch[-1] is entries[-1]:
+            # lazy: session.context is off startup's path (a long session's messages are built on first use)
             from atomic_host.session.context import branch_message_count
 
             count = branch_message_count(self.session)
@@ -181,6 +184,7 @@ class ActiveSession:
     async def llm_context(self, system_prompt: str | None, signal: asyncio.Event | None = None) -> dict[str, Any]:
         """The provider context of the next model call; ``context`` hooks may edit its messages
         (``signal``: the run's abort signal, handed to them)."""
+        # lazy: session.context is off startup's path (a long session's messages are built on first use)
         from atomic_host.session.context import convert_to_llm
 
         rt, messages = self._rt, self.messages
@@ -236,8 +240,6 @@ class ActiveSession:
 
     def artifact_dirs(self) -> list[str]:
         """Where this session's full outputs are saved: its temp dir (bash logs) and the tool-results dirs."""
-        from pathlib import Path
-
         dirs = []
         location = self.session.location
         if location and location.endswith(".jsonl"):
@@ -250,6 +252,7 @@ class ActiveSession:
     def temp_dir(self) -> str | None:
         """The session's owner-only temp dir (created on first use), or None."""
         if self._temp_dir is False:
+            # lazy: kit.tempdirs is off startup's path; the first tool that asks for a temp dir loads it
             from atomic_host.kit.tempdirs import session_temp_dir
 
             path = session_temp_dir(self.session.id)

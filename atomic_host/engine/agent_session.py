@@ -17,8 +17,10 @@ by reference counting alone.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.contract.events import SessionShutdownEvent
 from atomic_host.engine.active import ActiveSession, now_ms
 from atomic_host.engine.prompting import Prompter
 from atomic_host.engine.recovery import Recovery
@@ -165,8 +167,6 @@ class AgentSession:
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
-        from atomic_host.contract.events import SessionShutdownEvent
-
         self.summarizer.cancel()
         if self.is_streaming:
             await self.abort()
@@ -175,8 +175,6 @@ class AgentSession:
 
 def open_session_ref(store: Any, ref: str) -> Session:
     """``--session``: a file path, or a session id in the current store."""
-    import os
-
     if os.sep in ref or ref.endswith(".jsonl"):
         return store.open_path(os.path.abspath(os.path.expanduser(ref)))
     return store.open(ref)

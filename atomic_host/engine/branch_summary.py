@@ -40,6 +40,7 @@ async def summarize_entries(
     agent: SummaryPorts, entries: list[dict[str, Any]], instructions: str | None, replace: bool = False
 ) -> tuple[str, dict[str, Any] | None]:
     """The ``summarize`` hook's summary of ``entries``: (text, usage). RuntimeError when it failed."""
+    # lazy: session.context is not needed by ACP's start, which imports this module (through navigation)
     from atomic_host.session.context import build_session_context
 
     model = agent.require_model()

@@ -11,6 +11,9 @@ it, ``abort_compaction`` cancels it. It works on :class:`~atomic_host.engine.por
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
@@ -21,8 +24,13 @@ from atomic_host.engine.model_choice import fallback_target
 from atomic_host.engine.retry import summarization_request
 from atomic_host.kit import secrets
 from atomic_host.kit.compaction import stats, wire_parameters
+from atomic_host.kit.fsio import atomic_write
+from atomic_host.kit.llm.complete import complete
+from atomic_host.kit.llm.errors import is_context_overflow, is_length_overflow
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import VERBATIM_STRATEGY
+from atomic_host.kit.sessions.jsonl import encode_line
+from atomic_host.session.stats import context_estimate, usage_tokens
 
 if TYPE_CHECKING:
     from atomic_host.engine.ports import CompactionPorts, RunControl
@@ -194,8 +202,6 @@ class Compactor:
         request is not sent (``compaction_end`` carries the result and an ``errorMessage``, then
         ``agent_continue_error``). A compaction that fails or is cancelled lets the turn go on as
         it is (the provider says if it is too long; overflow recovery follows)."""
-        from atomic_host.session.stats import context_estimate
-
         agent = self.agent
         window = _window(agent)
         if self.mid_turn_failed or self.running or window <= 0 or not agent.auto_compaction:
@@ -257,9 +263,6 @@ def _same_model(agent: CompactionPorts, message: dict[str, Any]) -> bool:
 
 def _is_overflow(agent: CompactionPorts, last: dict[str, Any]) -> bool:
     """A context-overflow error, or a length stop because the context is full (providers.md §4)."""
-    from atomic_host.kit.llm.errors import is_context_overflow, is_length_overflow
-    from atomic_host.session.stats import context_estimate
-
     if not _same_model(agent, last):
         return False
     if is_context_overflow(last, _window(agent)):
@@ -271,8 +274,6 @@ def _is_overflow(agent: CompactionPorts, last: dict[str, Any]) -> bool:
 
 
 def _over_threshold(agent: CompactionPorts, last: dict[str, Any]) -> bool:
-    from atomic_host.session.stats import context_estimate, usage_tokens
-
     window = _window(agent)
     if not agent.auto_compaction or window <= 0:
         return False
@@ -319,8 +320,6 @@ async def _run(
 def _still_too_long(agent: CompactionPorts, failed: dict[str, Any] | None) -> str | None:
     """Why the compacted context cannot be sent (the estimate is over the model's window), or None.
     ``failed``: the overflowed reply, which leaves the context before the retry."""
-    from atomic_host.session.stats import context_estimate
-
     context = [m for m in agent.messages if failed is None or m != failed]
     tokens, window = context_estimate(context), _window(agent)
     if window <= 0 or tokens <= window:
@@ -373,8 +372,6 @@ def _emit_end(
 async def _compact(
     agent: CompactionPorts, reason: str, failed: dict[str, Any] | None, mid_turn: bool = False
 ) -> dict[str, Any]:
-    from atomic_host.session.stats import context_estimate
-
     hooks = agent.hooks
     branch = agent.session.branch()
     if failed is not None:  # the overflowed reply leaves the context: do not keep it in the tail
@@ -521,7 +518,6 @@ async def _stream_once(
 
     options.session_id = str(uuid.uuid4())
     options.signal = asyncio.Event()  # cancellation comes from the task; a run abort must not end it
-    from atomic_host.kit.llm.complete import complete
 
     try:
         return await complete(stream_fn, model, context, options)
@@ -535,7 +531,7 @@ async def _write_backup(agent: CompactionPorts, label: str) -> str | None:
     (mode 0600) beside a session file; kept in the store (its writer's ``put_blob``) when the
     session is not a file (postgres); None when it is neither (memory, sqlite) or the write failed.
     Written in a thread from a snapshot taken here."""
-    import os
+    # lazy: datetime only for a backup's file name
     from datetime import UTC, datetime
 
     session = agent.session
@@ -549,16 +545,10 @@ async def _write_backup(agent: CompactionPorts, label: str) -> str | None:
     records = [session.header, *session.entries]  # later appends stay out of the backup
 
     def write() -> str:
-        from atomic_host.kit.sessions.jsonl import encode_line
-
         # Masked again: entries of a session written before its credentials were known.
         data = b"".join(encode_line(secrets.mask_obj(r)) for r in records)
         if keep is not None:
             return keep(name, data)
-        import errno
-        from pathlib import Path
-
-        from atomic_host.kit.fsio import atomic_write
 
         path = f"{location}.{name}"
         # whole or not at all (a temp file linked into place, never over another file), 0600 like the session

@@ -8,6 +8,8 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
+from atomic_host.core.models.refs import parse_model_ref, resolve_model
+from atomic_host.core.models.thinking import clamp
 from atomic_host.engine.agent_session import AgentSession
 from atomic_host.engine.prompting import make_user_message
 from atomic_host.kit.messages import message_text
@@ -31,8 +33,6 @@ class _Kept:
 
 
 def _resolve(rt: Any, ref: str) -> tuple[dict[str, Any], str | None]:
-    from atomic_host.core.models.refs import parse_model_ref, resolve_model
-
     _p, _m, level = parse_model_ref(ref)
     model = resolve_model(rt.models, ref)
     if model is None:
@@ -57,8 +57,6 @@ async def run_internal_session(
     is a child of ``owner`` (the active session: its project, model and thinking level); with
     ``cwd`` it runs headless in that project as a child of ``parent_session``, whatever session
     this process has open (``model`` is then required)."""
-    from atomic_host.core.models.thinking import clamp
-
     inherited = None
     if cwd is None:
         if owner is None:

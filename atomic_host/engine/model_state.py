@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import ModelSelectEvent, ThinkingLevelSelectEvent
+from atomic_host.core.models.thinking import clamp, next_level
 from atomic_host.engine.model_choice import MODEL_LEVELS, model_thinking_level, scoped_models, startup_choice
 
 if TYPE_CHECKING:
@@ -65,8 +66,6 @@ class ModelState:
         return self.model
 
     def set_model(self, provider: str, model_id: str, persist: bool = False, source: str = "set") -> dict[str, Any]:
-        from atomic_host.core.models.thinking import clamp
-
         rt = self._rt
         model = next((m for m in rt.models.available() if m["provider"] == provider and m["id"] == model_id), None)
         if model is None:
@@ -102,8 +101,6 @@ class ModelState:
             hooks.call("thinking_level_select", event=ThinkingLevelSelectEvent(level, previous))
 
     def set_thinking_level(self, level: str, persist: bool = False) -> dict[str, Any]:
-        from atomic_host.core.models.thinking import clamp
-
         effective = clamp(self.model, level) if self.model else level
         if effective != self.thinking_level:
             self._set_level(effective)
@@ -118,8 +115,6 @@ class ModelState:
         return data
 
     def cycle_thinking_level(self) -> dict[str, Any] | None:
-        from atomic_host.core.models.thinking import next_level
-
         if not self.model:
             return None
         level = next_level(self.model, self.thinking_level)

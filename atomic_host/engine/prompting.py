@@ -136,6 +136,7 @@ class Prompter:
         auto_resize = self._rt.settings.bool("images.autoResize", True)
 
         def check_all() -> list[dict[str, Any]]:
+            # lazy: kit.images (and Pillow through it) only for a prompt with images
             import base64
 
             from atomic_host.kit.images import ImageProblem, decode_base64, prepare

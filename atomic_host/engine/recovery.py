@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
+from atomic_host.contract.events import SessionRecoverEvent
 from atomic_host.engine.queues import pending_deliveries
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ class Recovery:
 
 
 async def _recover(agent: ActiveSession, runner: Runner, reason: str) -> dict[str, Any]:
-    from atomic_host.contract.events import SessionRecoverEvent
-
     report: dict[str, Any] = {"replayed": 0, "dropped": 0, "completions": 0, "notices": []}
     hooks = agent.hooks
     if hooks.has_impls("session_recover"):

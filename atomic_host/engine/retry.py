@@ -28,6 +28,7 @@ def retry_delay_ms(settings: Settings, failed: dict[str, Any], attempt: int) -> 
     """The one retry policy (session runs and compaction's planning requests): ``retry.baseDelayMs``
     doubled per attempt, or the server's ``retry-after`` when longer, capped by
     ``retry.provider.maxRetryDelayMs`` (``kit.llm.errors.session_retry_delay_ms``)."""
+    # lazy: kit.llm.errors is off startup's path (a failed reply loads it)
     from atomic_host.kit.llm.errors import session_retry_delay_ms
 
     cap_ms = settings.int("retry.provider.maxRetryDelayMs", 60000)
@@ -43,6 +44,7 @@ async def summarization_request(
     :func:`retry_delay_ms`), reported as ``summarization_retry_scheduled`` /
     ``summarization_retry_attempt_start`` / ``summarization_retry_finished``; the last answer is
     returned, failed or not."""
+    # lazy: kit.llm.errors is off startup's path (a failed reply loads it)
     from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
     settings = agent.settings
@@ -115,6 +117,7 @@ class RetryAndFallback:
     async def wait_and_retry(self, failed: dict[str, Any]) -> bool:
         """Wait out the retry delay for ``failed`` and say True (run again), or end the retries
         (``auto_retry_end``) and say False: not retryable, retries off or spent, or cancelled."""
+        # lazy: kit.llm.errors is off startup's path (a failed reply loads it)
         from atomic_host.kit.llm.errors import is_context_overflow, is_retryable_error
 
         agent = self.agent
@@ -165,6 +168,7 @@ class RetryAndFallback:
         unavailability or network errors once retries are spent (semantics §6.4). The failed
         reply leaves the context (it stays in the file); the user's model comes back before the
         next prompt (:meth:`restore_user_model`)."""
+        # lazy: kit.llm.errors is off startup's path (a failed reply loads it)
         from atomic_host.kit.llm.errors import classify
 
         agent = self.agent

@@ -67,6 +67,7 @@ class Runner:
     def compactor(self) -> Compactor:
         """The compaction driver, made on first use: its module loads with the first run, not at startup."""
         if self._compactor is None:
+            # lazy: the compaction driver loads with the first run, not at startup (tests/perf/startup_imports)
             from atomic_host.engine.compaction import Compactor
 
             self._compactor = Compactor(self.active)
@@ -186,6 +187,7 @@ class Runner:
     async def _drive(
         self, messages: list[dict[str, Any]], system_prompt: str | None, poll_steering_first: bool
     ) -> None:
+        # lazy: the agent loop loads with the first prompt (or the warm-up thread), not at startup
         from atomic_host.agent.loop import run_agent
 
         try:
@@ -233,6 +235,7 @@ class Runner:
     def _report_unsaved(self, exc: BaseException) -> None:
         """End a run whose session write failed with an error assistant message the client can
         show (like a provider error). It is not saved or added to the context: it could not be."""
+        # lazy: the LLM helpers (kit.llm) only for a failed session write; startup does not load them
         from atomic_host.kit.llm.complete import failed
 
         message = failed(f"Could not save the session: {exc}", self.active.model or {})

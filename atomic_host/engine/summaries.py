@@ -61,6 +61,7 @@ def requester(agent: SummaryPorts, model: dict[str, Any], shape: Any, retry_sour
     (``engine/retry.py`` :func:`summarization_request`); the background summary never retries."""
 
     async def once(context: dict[str, Any]) -> dict[str, Any]:
+        # lazy: kit.llm.complete is off startup's path (the first summary loads it)
         from atomic_host.kit.llm.complete import complete
 
         stream_fn = agent.registry.stream_fn(model["api"])
@@ -89,6 +90,7 @@ def _background(options: StreamOptions) -> None:
 
 async def generate(agent: SummaryPorts, through: str, busy: Callable[[], bool]) -> None:
     """Ask the ``summarize`` hook and store its answer, unless ``busy()`` or something newer arrived."""
+    # lazy: session.context is off startup's path (the first prompt loads it)
     from atomic_host.session.context import build_session_context
 
     model = agent.model

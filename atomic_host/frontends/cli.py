@@ -9,9 +9,11 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from atomic_host import __version__
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
 from atomic_host.kit.permission_modes import MODES
+from atomic_host.kit.secrets import install_stdio
 
 if TYPE_CHECKING:
     import argparse
@@ -60,8 +62,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from atomic_host import __version__
-
     p.add_argument("-V", "--version", action="version", version=f"atomic-host {__version__}")
     sub = p.add_subparsers(
         title="subcommands", dest="subcommand", metavar="SUBCOMMAND", help="`atomic SUBCOMMAND --help` for its options"
@@ -339,13 +339,12 @@ def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    from atomic_host.kit.secrets import install_stdio
-
     install_stdio()  # every later write to sys.stdout/sys.stderr masks known credentials
     if hasattr(signal, "SIGXFSZ"):  # a file-size limit or quota makes a write fail (EFBIG), not kill the host
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
+        # per command: only the chosen subcommand's, mode's or frontend's modules load (tests/perf/startup_imports)
         from atomic_host.frontends import subcommands
 
         return _reader_may_leave(lambda: getattr(subcommands, argv[0])(argv[1:]))
@@ -362,10 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         print(missing, file=sys.stderr)
         return 2
     if ns.list_models:
+        # per command: the model listing loads only for --list-models
         from atomic_host.frontends.subcommands import list_models
 
         return _reader_may_leave(lambda: list_models(opts))
     if ns.export:
+        # per command: the export loads only for --export
         from atomic_host.frontends.subcommands import export_session
 
         return _reader_may_leave(lambda: export_session(opts, ns.export, ns.export_format))
@@ -378,16 +379,19 @@ def main(argv: list[str] | None = None) -> int:
         # included, and runs again once the host has started (frontends/rpc/main.py _startup_done).
         collecting = gc.isenabled()
         gc.disable()
+        # per mode: the RPC frontend (asyncio, the runtime) loads with the collector paused
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts, collecting=collecting)
     if opts.mode == "acp":
+        # per mode: the ACP SDK and frontend only for --mode acp
         from atomic_host.frontends.acp.main import run_acp
 
         return run_acp(opts)
     if opts.mode == "json" and not opts.prompt:
         print('atomic: --mode json needs a prompt: atomic --mode json -p "PROMPT"', file=sys.stderr)
         return 2
+    # per mode: print/json mode's frontend and renderers only here
     from atomic_host.frontends.oneshot import PrintOptions, run_oneshot
 
     return run_oneshot(

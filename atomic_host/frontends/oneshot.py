@@ -25,10 +25,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.records import record
+from atomic_host.contract.tools import ApprovalAnswer
 from atomic_host.core.options import Options
 
 if TYPE_CHECKING:
-    from atomic_host.contract.tools import Approval, ApprovalAnswer
+    from atomic_host.contract.tools import Approval
 
 
 @record
@@ -163,8 +164,6 @@ class PrintUI:
 
     async def approve(self, approval: Approval, *, timeout: float | None = None) -> ApprovalAnswer:
         """Nobody to ask: a denial the approvals plugin words (and reports) itself."""
-        from atomic_host.contract.tools import ApprovalAnswer
-
         return ApprovalAnswer("deny", why="print mode has no one to ask", unasked=True)
 
     def notify(self, message: str, notify_type: str = "info") -> None:
@@ -267,9 +266,10 @@ def _dim(text: str) -> str:
 
 
 async def _run(opts: Options, popts: PrintOptions) -> int:
+    # here, not at the top: an empty prompt (exit 2) costs none of it, and Ctrl-C while loading is run_oneshot's
     from atomic_host.contract.errors import HostError
     from atomic_host.frontends.hints import explain
-    from atomic_host.frontends.print_render import Renderer
+    from atomic_host.frontends.print_render import LiveRenderer, PlainRenderer, Renderer
     from atomic_host.frontends.rpc.io import Output, stdout_failure
     from atomic_host.kit.log import plugin_log
     from atomic_host.plugins.faults import host_exit
@@ -288,12 +288,8 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
         if popts.output_format != "text":
             view = JsonReporter(stream=popts.output_format == "stream-json")
         elif os.isatty(sys.stdout.fileno()):
-            from atomic_host.frontends.print_render import LiveRenderer
-
             view = LiveRenderer(popts.hide_thinking)
         else:
-            from atomic_host.frontends.print_render import PlainRenderer
-
             view = PlainRenderer(sys.stdout, sys.stderr, popts.hide_thinking)
         if isinstance(view, Renderer):  # it shows each extension_error: the log's copy would repeat it
             plugin_log.setLevel(logging.ERROR)
@@ -346,6 +342,7 @@ async def _run(opts: Options, popts: PrintOptions) -> int:
 
         ui: Any = PrintUI(notify, lambda text: view.notify(text, "warning"))
     else:
+        # lazy: rpc.ui only for --mode json (dialogs as events)
         from atomic_host.frontends.rpc.ui import RpcUI
 
         ui = RpcUI(out, has_ui=False)  # json mode: dialogs go out as extension_ui_request events

@@ -62,6 +62,7 @@ def compact_result(text: str) -> list[str]:
 def _rstrip(line: list[Any]) -> list[Any]:
     """A rendered line without its trailing blanks: a line that fills the width leaves the cursor
     in the last column, where anything the terminal echoes (``^C``) wraps and breaks the redraw."""
+    # lazy: rich only for the live terminal view (PlainRenderer never loads it)
     from rich.segment import Segment
 
     line = list(line)
@@ -218,6 +219,7 @@ class LiveRenderer(Renderer):
     is_live = True
 
     def __init__(self, hide_thinking: bool = False) -> None:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.console import Console
         from rich.markdown import Markdown  # noqa: F401  (imported now: ~0.2 s at the first delta otherwise)
 
@@ -256,6 +258,7 @@ class LiveRenderer(Renderer):
             self._dirty()  # keep the spinner turning
 
     def _block_lines(self, source: str | None = None) -> list[Any]:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.markdown import Markdown
         from rich.segment import Segment
         from rich.text import Text
@@ -269,6 +272,7 @@ class LiveRenderer(Renderer):
 
     def _frame(self, final: bool = False) -> None:
         """Print the block's settled lines for good and redraw the rest, the spinner and tool tails."""
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.console import Group
         from rich.segment import Segments
         from rich.text import Text
@@ -307,6 +311,7 @@ class LiveRenderer(Renderer):
         if not parts:
             self._stop_live()
         elif self.live is None:
+            # lazy: rich only for the live terminal view (PlainRenderer never loads it)
             from rich.live import Live
 
             self.live = Live(
@@ -355,6 +360,7 @@ class LiveRenderer(Renderer):
                 cuts.append(found + 1)
                 end = found
             return cuts
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.markdown import Markdown
 
         starts = [0, *(m.end() for m in re.finditer("\n", block))]
@@ -363,6 +369,7 @@ class LiveRenderer(Renderer):
 
     def _spinner(self, key: str, label: str) -> Any:
         """One spinner per label and tool call, kept between frames so it turns."""
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.spinner import Spinner
         from rich.text import Text
 
@@ -422,6 +429,7 @@ class LiveRenderer(Renderer):
         self._dirty()
 
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.text import Text
 
         self.label = None
@@ -437,6 +445,7 @@ class LiveRenderer(Renderer):
         self._dirty()
 
     def tool_end(self, call_id: str, name: str, text: str, is_error: bool) -> None:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.text import Text
 
         self.tools.pop(call_id, None)
@@ -451,12 +460,14 @@ class LiveRenderer(Renderer):
         self._frame()  # now: the run may well be over before the next frame is due
 
     def note(self, text: str, level: str) -> None:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.text import Text
 
         style = {"error": "bold red", "warning": "yellow"}.get(level, "dim")
         self._print(Text(text, style=style), err=True)
 
     def notify(self, message: str, level: str = "info") -> None:
+        # lazy: rich only for the live terminal view (PlainRenderer never loads it)
         from rich.text import Text
 
         if level == "info":
@@ -482,6 +493,7 @@ def _echo_off() -> Any:
     """Stop a terminal on stdin echoing keys (a typed Enter or ``^C`` would break the live region);
     returns what to restore, or None."""
     try:
+        # lazy: termios only when stdin is a terminal
         import termios
 
         if not os.isatty(0):
@@ -498,6 +510,7 @@ def _echo_off() -> Any:
 
 def _restore_tty(saved: Any) -> None:
     try:
+        # lazy: termios only when stdin is a terminal
         import termios
 
         termios.tcsetattr(0, termios.TCSANOW, saved)

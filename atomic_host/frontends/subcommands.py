@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from atomic_host.core.options import Options
+from atomic_host.core.options import Options
+from atomic_host.core.options import csv_list as _csv
 
 
 def schema(argv: list[str]) -> int:
     """Print the JSON Schema of the whole protocol."""
-    import argparse
-
+    # lazy: pydantic and the protocol models, for atomic schema only
     from atomic_host.core.protocol.schema import protocol_schema
 
     argparse.ArgumentParser(
@@ -26,6 +26,7 @@ def schema(argv: list[str]) -> int:
 
 
 def _runtime(opts: Options):
+    # lazy: the runtime, for the subcommands that load plugins (atomic schema loads none of it)
     from atomic_host.frontends.rpc.io import Output
     from atomic_host.frontends.rpc.ui import RpcUI
     from atomic_host.runtime import Runtime
@@ -40,11 +41,6 @@ def plugins(argv: list[str]) -> int:
     ``--json`` prints machine-readable output. ``--no-load`` lists without importing
     third-party code (entry points are read from metadata only).
     """
-    import argparse
-
-    from atomic_host.core.options import Options
-    from atomic_host.core.options import csv_list as _csv
-
     p = argparse.ArgumentParser(
         prog="atomic plugins", description="List plugins: source, version, status, hooks, and per-hook call order."
     )
@@ -83,6 +79,7 @@ def plugins(argv: list[str]) -> int:
             }
         )
     if ns.no_load:
+        # lazy: importlib_metadata (~20 ms) only for --no-load
         import importlib_metadata
 
         for ep in importlib_metadata.entry_points(group="atomic_host"):
@@ -101,6 +98,7 @@ def plugins(argv: list[str]) -> int:
     if ns.json:
         print(json.dumps({"plugins": rows, "callOrder": order}, indent=2))
         return 0
+    # lazy: rich only for the table (not --json)
     from rich.console import Console
     from rich.table import Table
 
@@ -127,8 +125,7 @@ def _broken_pipe() -> None:
 
 
 def _sessions_parser():
-    import argparse
-
+    # lazy: session.transfer only for atomic sessions
     from atomic_host.session import transfer
 
     # import/export are session/transfer.py's own parser (it runs them); list is added to it here.
@@ -165,7 +162,7 @@ def sessions(argv: list[str]) -> int:
     ns = _sessions_parser().parse_args(argv)
     if ns.action == "list":
         return list_sessions(ns)
-    from atomic_host.core.options import Options
+    # lazy: session.transfer only for atomic sessions
     from atomic_host.session.transfer import main
 
     rt = _runtime(Options())
@@ -175,8 +172,6 @@ def sessions(argv: list[str]) -> int:
 
 def list_sessions(ns) -> int:
     """One line per session: modified time, id, message count, name or first message."""
-    from atomic_host.core.options import Options
-
     rt = _runtime(Options(session_dir=ns.session_dir, session_store=ns.session_store))
     rt.load_plugins()  # the store kinds are plugin contributions
     infos = rt.store.list_all() if ns.all else rt.store.list(rt.cwd)
@@ -198,8 +193,6 @@ def list_sessions(ns) -> int:
 
 
 def _login_parser():
-    import argparse
-
     return argparse.ArgumentParser(
         prog="atomic login",
         description="Sign in to PROVIDER or store an API key for it in auth.json (a private file in the agent "
@@ -215,10 +208,8 @@ def _login_parser():
 def login(argv: list[str]) -> int:
     """``atomic login PROVIDER``: run the provider's OAuth sign-in in the terminal, or store an API
     key in auth.json (from --api-key, stdin or a prompt)."""
+    # lazy: getpass only for atomic login
     import getpass
-    import os
-
-    from atomic_host.core.options import Options
 
     p = _login_parser()
     p.add_argument("provider", help="provider id, e.g. anthropic, openai or github-copilot")
@@ -231,6 +222,7 @@ def login(argv: list[str]) -> int:
     rt.load_plugins()
     info = rt.models.provider_info(ns.provider)
     if info is None:
+        # lazy: frontends.hints only for an unknown provider
         from atomic_host.frontends.hints import named_providers
 
         known = ", ".join(named_providers(rt.models))
@@ -262,6 +254,7 @@ def login(argv: list[str]) -> int:
 def _oauth_login(rt, provider: str, *, open_browser: bool) -> int:
     """Run ``provider``'s OAuth flow with a :class:`~atomic_host.frontends.login_terminal.TerminalLoginUI`
     and store the credential; 0 on success, 1 when it failed or was cancelled, 130 on Ctrl-C."""
+    # lazy: the OAuth flow's modules, for atomic login only (atomic schema loads none of them)
     import asyncio
 
     from atomic_host.contract.providers import LoginCancelled
@@ -298,6 +291,7 @@ def _oauth_login(rt, provider: str, *, open_browser: bool) -> int:
 
 def worker(argv: list[str]) -> int:
     """``atomic worker [PROJECT ...]``: run workflow stages with no client attached."""
+    # lazy: frontends.worker only for atomic worker
     from atomic_host.frontends.worker import worker as run
 
     return run(argv, _runtime)
@@ -313,6 +307,7 @@ def list_models(opts: Options) -> int:
             f"\t{'reasoning' if m.get('reasoning') else ''}"
         )
     if not available:
+        # lazy: frontends.hints only when no model is available
         from atomic_host.frontends.hints import key_hint
 
         print(f"atomic: no models available. {key_hint(rt.models, opts.provider)}", file=sys.stderr)
@@ -322,8 +317,7 @@ def list_models(opts: Options) -> int:
 def export_session(opts: Options, args: list[str], export_format: str = "html") -> int:
     """``atomic --export SESSION [OUTPUT] [--export-format NAME]``: write a session through the
     registered exporter ``NAME`` and print the path."""
-    import os
-
+    # lazy: --export's own modules (atomic schema loads none of them)
     from atomic_host.contract.errors import HostError
     from atomic_host.engine.agent_session import open_session_ref
     from atomic_host.session.export import export_session as write_export

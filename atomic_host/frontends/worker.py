@@ -7,6 +7,7 @@ SIGTERM or SIGINT. Its log goes to stderr; it writes nothing to stdout.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import signal
@@ -14,10 +15,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from atomic_host.core.options import Options
+
 
 def _parser():
-    import argparse
-
     p = argparse.ArgumentParser(
         prog="atomic worker",
         description="Run the workflow stages of PROJECT directories (default: the current directory) with no "
@@ -33,8 +34,6 @@ def _parser():
 
 def worker(argv: list[str], make_runtime: Callable[[Any], Any]) -> int:
     """Parse ``argv``, build the runtime with ``make_runtime(options)`` and serve until a signal."""
-    from atomic_host.core.options import Options
-
     ns = _parser().parse_args(argv)
     projects = [os.path.realpath(p) for p in ns.projects] or [os.path.realpath(os.getcwd())]
     missing = [p for p in projects if not os.path.isdir(p)]

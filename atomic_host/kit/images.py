@@ -125,6 +125,7 @@ def fit(data: bytes, mime: str, size: tuple[int, int], *, auto_resize: bool = Tr
     """
     w, h = size
     try:
+        # optional: Pillow (the images extra) only to check or shrink an image
         from PIL import Image
     except ImportError:
         Image = None

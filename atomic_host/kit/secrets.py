@@ -74,6 +74,7 @@ def _utf8(text: str) -> bool:
 
 def _forms(value: str) -> tuple[set[str], set[str]]:
     """(plain-text forms, JSON-text forms) of one value."""
+    # lazy: html and json only once a credential is registered to be masked
     import html
     import json
 
@@ -374,6 +375,7 @@ def url_credentials(url: str) -> list[str]:
     query parameters named like credentials. Each also comes as the text around it in the URL
     (``user:password``, ``key=value``), so a value too short to be masked on its own is still
     masked where the URL shows it."""
+    # lazy: urllib.parse only for a URL that may carry credentials
     from urllib.parse import unquote
 
     found: list[str] = []

@@ -44,6 +44,7 @@ def session_temp_dir(session_id: str) -> Path | None:
 def new_private_file(directory: Path, prefix: str, suffix: str) -> tuple[Path, int] | None:
     """Create ``<directory>/<prefix><16 hex><suffix>`` with mode 0600; return (path, fd)."""
     for _ in range(5):
+        # lazy: secrets (hmac, random) only when a private file is created
         import secrets
 
         path = directory / f"{prefix}{secrets.token_hex(8)}{suffix}"

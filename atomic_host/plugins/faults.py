@@ -25,11 +25,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import posix
 import sys
 import traceback
 from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
+
+from atomic_host.kit.log import log
 
 T = TypeVar("T")
 
@@ -149,8 +152,6 @@ def traceback_text(exc: BaseException) -> str:
 
 def debug_traceback(exc: BaseException) -> None:
     """Log the traceback at DEBUG; formatted only then (a hook may fail on every event)."""
-    from atomic_host.kit.log import log
-
     if log.isEnabledFor(logging.DEBUG):
         log.debug(traceback_text(exc))
 
@@ -159,10 +160,6 @@ def guard_exit() -> None:
     """From now on, ``os._exit`` in this process raises :class:`ExitRefused` (a ``SystemExit``,
     so ``except Exception`` in a library does not swallow it) and says who called it on stderr; the
     host leaves through :func:`host_exit`. A forked child (another pid) exits as asked."""
-    import posix
-
-    from atomic_host.kit.log import log
-
     pid = os.getpid()
 
     def refuse(status: int) -> NoReturn:

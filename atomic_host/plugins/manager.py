@@ -24,6 +24,7 @@ from typing import Any
 
 import pluggy
 
+from atomic_host import __version__
 from atomic_host.contract import hookspecs
 from atomic_host.contract.hookspecs import DISPATCH_RULES
 from atomic_host.contract.markers import FAIL_CLOSED, PROJECT_NAME
@@ -78,8 +79,6 @@ def _group_declared(group: str) -> bool:
     A false positive only costs the full importlib_metadata scan; unreadable entries (zip files)
     are treated as "maybe", so no installed plugin is ever missed.
     """
-    import os
-
     header = f"[{group}]".encode()
     for entry in sys.path:
         directory = entry or "."
@@ -106,8 +105,6 @@ def _group_declared(group: str) -> bool:
 def _read_bytes(path: str) -> bytes:
     """The file's bytes, b"" when it cannot be read. Bare ``os`` calls: most distributions have no
     entry_points.txt, and ``open()`` costs twice as much per file (~80 files in a dev venv)."""
-    import os
-
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -295,8 +292,6 @@ class PluginHost:
         self, name: str, source: str = "builtin", blocked: set[str] | frozenset[str] = frozenset()
     ) -> PluginRecord:
         """Import a module by name and register it as a plugin."""
-        from atomic_host import __version__
-
         builtin = source == "builtin"
         record = self.add_record(
             PluginRecord(name, source, f"builtin:{name}" if builtin else name, version=__version__ if builtin else None)
@@ -316,6 +311,7 @@ class PluginHost:
         """Load installed packages that declare the ``atomic_host`` entry-point group."""
         if not _group_declared(PROJECT_NAME):
             return []  # skips importing importlib_metadata (~50 ms of startup) when nothing is installed
+        # lazy: importlib_metadata (~50 ms) only when some distribution declares the entry-point group
         import importlib_metadata
 
         loaded = []

@@ -115,6 +115,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     for v in variants:
         if v in known and v != name:
             return f'; did you mean "{v}"?'
+    # lazy: difflib only for a misspelt name
     from difflib import get_close_matches
 
     close = get_close_matches(name, known, n=1, cutoff=0.75)

@@ -18,6 +18,7 @@ class StatsSource(Protocol):
 
 
 def _chars(message: dict[str, Any]) -> int:
+    # lazy: kit.llm.context (and the kit.llm package) loads only when a message is measured
     from atomic_host.kit.llm.context import message_chars
 
     n = message_chars(message)

@@ -30,6 +30,7 @@ def approvals_of(api: HostAPI) -> Approvals:
     """This host's approvals (made, and offered as the ``approvals`` service, on first use)."""
     found = api.service(SERVICE)
     if found is None:
+        # lazy: the gate loads with the first mode or rule; with nothing configured, nothing loads
         from builtin_plugins.approvals.gate import Approvals
 
         found = Approvals(api)
@@ -89,7 +90,7 @@ async def permissions_command(args: str, api: HostAPI) -> None:
 
 @hookimpl
 def register_commands(register: Any) -> None:
-    from atomic_host import SlashCommand
+    from atomic_host import SlashCommand  # lazy export: resolved when commands register, not at import
 
     register(
         SlashCommand(

@@ -8,15 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host import hookimpl
+from builtin_plugins.catalog.data import builtin_providers, compat_providers
+from builtin_plugins.oauth.declarations import catalog_logins, subscription_providers
 
 
 @hookimpl
 def register_providers(register: Callable[[Any], None]) -> None:
     """Register every provider of ``catalog.json`` and ``compat.json`` (with its OAuth login, if it
     has one), then the subscription providers."""
-    from builtin_plugins.catalog.data import builtin_providers, compat_providers
-    from builtin_plugins.oauth.declarations import catalog_logins, subscription_providers
-
     logins = catalog_logins()
     for provider in [*builtin_providers(), *compat_providers()]:
         provider.oauth = logins.get(provider.id)

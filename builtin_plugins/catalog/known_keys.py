@@ -12,15 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host import hookimpl
+from builtin_plugins.catalog.data import key_only_providers
+from builtin_plugins.oauth.declarations import SUBSCRIPTION_PROVIDER_IDS
 
 
 @hookimpl
 def register_providers(register: Callable[[Any], None]) -> None:
     """Register every key-only provider of ``catalog.json`` the subscription declarations
     (``builtin_plugins.oauth.declarations``, registered with models and a login) do not cover."""
-    from builtin_plugins.catalog.data import key_only_providers
-    from builtin_plugins.oauth.declarations import SUBSCRIPTION_PROVIDER_IDS
-
     for provider in key_only_providers(plugin=__name__):
         if provider.id not in SUBSCRIPTION_PROVIDER_IDS:
             register(provider)

@@ -223,6 +223,7 @@ class Worker:
         self.out.flush()
 
     def run(self, init: dict[str, Any]) -> None:
+        # the codemode extra, here: a missing quickjs becomes the error line main() sends
         import quickjs
 
         ctx = quickjs.Context()

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from atomic_host.kit.llm.errors import classify, is_context_overflow
 from builtin_plugins.compaction.apply import Reconstruction, reconstruct
 from builtin_plugins.compaction.parse import answer_text, parse_ranges, validate
 from builtin_plugins.compaction.prepare import Preparation
@@ -40,16 +41,12 @@ def _usage_in(message: dict[str, Any]) -> int:
 
 def is_overflow_answer(message: dict[str, Any], context_window: int) -> bool:
     """An overflow error, or usage already beyond the context window (checked before parsing)."""
-    from atomic_host.kit.llm.errors import is_context_overflow
-
     if message.get("stopReason") == "error" and is_context_overflow(message, context_window):
         return True
     return context_window > 0 and _usage_in(message) > context_window
 
 
 def _classify_failure(message: dict[str, Any]) -> PlanFailed:
-    from atomic_host.kit.llm.errors import classify
-
     text = message.get("errorMessage") or "provider error"
     if message.get("stopReason") == "aborted":
         return PlanFailed("aborted", text)

@@ -15,10 +15,10 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from atomic_host import hookimpl
+from atomic_host import SlashCommand, hookimpl
 
 if TYPE_CHECKING:
-    from atomic_host import HostAPI, SlashCommand, Tool
+    from atomic_host import HostAPI, Tool
     from atomic_host.contract.events import ContextEvent
     from builtin_plugins.mcp.config import ServerConfig
     from builtin_plugins.mcp.hub import Hub
@@ -50,7 +50,6 @@ def register_commands(register: Callable[[SlashCommand], None], api: HostAPI) ->
     state = _hosts.get(api)
     if state is None or not state.servers:
         return
-    from atomic_host import SlashCommand
 
     register(
         SlashCommand(
@@ -67,6 +66,7 @@ async def host_start(api: HostAPI) -> None:
     state = _hosts.get(api)
     if state is None or not state.servers:
         return
+    # the mcp extra: the hub (and the MCP SDK through it) only when servers are configured
     from builtin_plugins.mcp.hub import Hub
 
     state.hub = Hub(api, state.servers, state.register)

@@ -254,6 +254,7 @@ class Connection:
         if cfg.transport == "stdio":
             return await self._open_stdio(stack)
         if cfg.transport == "sse":
+            # per transport: only the configured one's client module loads
             from mcp.client.sse import sse_client
 
             streams = await stack.enter_async_context(sse_client(cfg.url, headers=cfg.headers or None))
@@ -262,6 +263,7 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
         except ImportError:  # mcp 1.x
+            # mcp 1.x's name for the same transport
             from mcp.client.streamable_http import streamablehttp_client
 
             streams = await stack.enter_async_context(streamablehttp_client(cfg.url, headers=cfg.headers or None))
@@ -429,6 +431,7 @@ def _closed_error(exc: BaseException) -> bool:
 
 def _host_version() -> str:
     try:
+        # in the try: the MCP handshake never fails over a version string
         from atomic_host import __version__
 
         return str(__version__)

@@ -17,6 +17,7 @@ import re
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from atomic_host.contract.records import field, record
 from atomic_host.kit.fsio import read_json_object
@@ -66,8 +67,6 @@ class ServerConfig:
         found = [(f"mcp:{self.name}:{k}", v) for k, v in self.env.items() if re.search(_SECRET_NAME, k)]
         found += [(f"mcp:{self.name}:{k}", v) for k, v in self.headers.items() if re.search(_SECRET_NAME, k)]
         if "?" in self.url:
-            from urllib.parse import parse_qsl, urlsplit
-
             query = parse_qsl(urlsplit(self.url).query)
             found += [(f"mcp:{self.name}:{k}", v) for k, v in query if re.search(_SECRET_NAME, k)]
         return [(label, v) for label, v in found if v]
@@ -79,6 +78,7 @@ def tool_name(server: str, tool: str) -> str:
     name = f"mcp__{re.sub(NAME_UNSAFE, '_', server)}__{re.sub(NAME_UNSAFE, '_', tool)}"
     if len(name) <= MAX_TOOL_NAME:
         return name
+    # lazy: hashlib only for an over-long tool name
     import hashlib
 
     digest = hashlib.sha1(f"{server}\0{tool}".encode()).hexdigest()[:8]

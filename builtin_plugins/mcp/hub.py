@@ -119,6 +119,7 @@ class Hub:
         asyncio.set_event_loop(loop)
         try:
             try:
+                # the mcp extra, imported in the hub's thread; missing, each server reports how to install it
                 from builtin_plugins.mcp import client
             except ImportError as exc:
                 message = INSTALL_HINT if getattr(exc, "name", "") in ("mcp", "anyio", "mcp_types") else str(exc)

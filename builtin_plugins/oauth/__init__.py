@@ -15,11 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from atomic_host import hookimpl
+from builtin_plugins.oauth.declarations import codex_api
 
 
 @hookimpl
 def register_providers(register: Callable[[Any], None]) -> None:
     """Register the Codex backend's wire API (its stream function loads on first use)."""
-    from builtin_plugins.oauth.declarations import codex_api
-
     register(codex_api())

@@ -58,6 +58,7 @@ def expires_at(token: TokenResponse, default_s: float = 3600) -> int:
 async def request(method: str, url: str, *, headers: Mapping[str, str] | None = None,
                   form: Mapping[str, str] | None = None, json_body: Any = None) -> tuple[int, str]:
     """``(status, body text)``; network failures become :class:`OAuthError`."""
+    # lazy: httpx (~75 ms) only when a login sends a request (its exception types)
     import httpx
 
     client = new_http_client(timeout_s=HTTP_TIMEOUT_S)

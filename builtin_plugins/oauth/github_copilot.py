@@ -11,6 +11,7 @@ the prompt derives all three URLs from that domain and is kept in the credential
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import urllib.parse
@@ -19,6 +20,7 @@ from typing import Any
 
 from atomic_host.contract.providers import LoginUI
 from builtin_plugins.oauth import common
+from builtin_plugins.oauth.declarations import copilot_model_ids
 from builtin_plugins.oauth.parsing import OAuthError, parse_copilot_token, parse_device_code_response
 
 CLIENT_ID = "Iv1.b507a08c87ecfe98"
@@ -100,10 +102,6 @@ class GitHubCopilotFlow:
         """Accept each catalog model's policy, as pi does after a login (Claude and Gemini models
         answer 403 until the user, or this, enabled them). Best effort: a model that cannot be
         enabled stays as the account has it."""
-        import asyncio
-
-        from builtin_plugins.oauth.declarations import copilot_model_ids
-
         base = common.endpoint(endpoints, "apiBaseUrl", self.request_auth(credential).get("baseUrl")
                                or COPILOT_BASE_URL).rstrip("/")
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {credential['access']}",

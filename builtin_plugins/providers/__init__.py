@@ -14,6 +14,8 @@ import os
 from typing import Any
 
 from atomic_host import hookimpl
+from atomic_host.contract.providers import ApiImpl, ProviderInfo
+from builtin_plugins.catalog.data import catalog_providers
 
 _PKG = "builtin_plugins.providers"
 APIS = {
@@ -53,9 +55,6 @@ def faux_enabled(api: Any) -> bool:
 
 @hookimpl
 def register_providers(register: Any, api: Any) -> None:
-    from atomic_host.contract.providers import ApiImpl, ProviderInfo
-    from builtin_plugins.catalog.data import catalog_providers
-
     for name, target in APIS.items():
         register(ApiImpl(api=name, stream=target, needs_http=name != "faux"))
     for provider in catalog_providers("google.json", plugin=_PKG):

@@ -37,6 +37,7 @@ def open_sqlite(options: StoreOptions) -> Any:
 def open_postgres(options: StoreOptions) -> Any:
     """A :class:`~builtin_plugins.stores.postgres.PostgresStore` on ``ATOMIC_DATABASE_URL`` (else
     settings ``database.url``); needs the ``postgres`` extra."""
+    # lazy: kit.database (hashlib) only for the postgres store
     from atomic_host.kit.database import ENV_URL, database_url
 
     url = database_url(options.settings)
@@ -55,6 +56,7 @@ def open_postgres(options: StoreOptions) -> Any:
 
 def open_memory(options: StoreOptions) -> Any:
     """Sessions in this process only, never listed or written."""
+    # lazy: the store module loads with the first session (--list-models and plugins open none)
     from atomic_host.kit.sessions.store import MemoryStore
 
     return MemoryStore()

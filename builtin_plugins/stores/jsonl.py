@@ -12,6 +12,7 @@ process crash, not against power loss).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import stat
@@ -65,8 +66,6 @@ class _FileLocks:
         self._held: dict[tuple[int, int], list[int]] = {}  # (dev, ino) -> [fd, writers]
 
     def acquire(self, path: Path) -> tuple[int, int]:
-        import fcntl
-
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
@@ -139,6 +138,7 @@ class JsonlWriter:
             self._lock = key
 
     def write_all(self, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+        # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
         from atomic_host.kit.sessions.jsonl import encode_line
 
         ensure_private_dir(self.path.parent)
@@ -184,6 +184,7 @@ class JsonlWriter:
         return self._fd
 
     def append(self, entry: dict[str, Any]) -> None:
+        # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
         from atomic_host.kit.sessions.jsonl import encode_line
 
         line = encode_line(entry)
@@ -264,6 +265,7 @@ class JsonlStore(BaseStore):
 
     def open_path(self, path: str | Path) -> Session:
         """Open a session file anywhere (``--session PATH``); migrates v1/v2 files in place."""
+        # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
         from atomic_host.kit.sessions.jsonl import (
             encode_line,
             keyed_entries,
@@ -375,6 +377,7 @@ class JsonlStore(BaseStore):
 
     # -- listing (kit.sessions.listing is imported by the first one: in a worker thread, not at start)
     def list(self, cwd: str) -> list[dict[str, Any]]:
+        # lazy: the session listing loads with the first list, in a worker thread, not at start
         from atomic_host.kit.sessions.listing import finish_listing
 
         filter_cwd = self._filters_cwd(cwd)
@@ -389,6 +392,7 @@ class JsonlStore(BaseStore):
         return finish_listing(infos)
 
     def list_all(self) -> list[dict[str, Any]]:
+        # lazy: the session listing loads with the first list, in a worker thread, not at start
         from atomic_host.kit.sessions.listing import finish_listing
 
         infos = []
@@ -428,6 +432,7 @@ class JsonlStore(BaseStore):
     def _import_new(self, source: Path | None, header: dict[str, Any], entries: list[dict[str, Any]]) -> Session:
         """Into this project's directory: the file byte for byte under its own name (as the
         reference does), else under the store's name; a name another file holds is never replaced."""
+        # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
         from atomic_host.kit.sessions.jsonl import encode_line, read_bytes_nofollow
 
         directory = self.dir_for(self.cwd)
@@ -448,6 +453,7 @@ class JsonlStore(BaseStore):
     ) -> Session:
         """Store a complete session (transfer/import). Existing id: kept unless ``overwrite``;
         replacing it is a write, refused (:class:`SessionLocked`) while another process holds it."""
+        # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
         from atomic_host.kit.sessions.jsonl import encode_line
 
         validate_session_id(header["id"])
@@ -467,6 +473,7 @@ class JsonlStore(BaseStore):
 
 
 def _read_header(path: Path) -> dict[str, Any] | None:
+    # lazy: the line format (kit.sessions.jsonl) loads with the first write or read, not at start (see the top)
     from atomic_host.kit.sessions.jsonl import parse_line
 
     try:
@@ -491,6 +498,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
     ``session_info`` and the latest summary line are JSON-parsed. Lines in another key order fall
     back to a full parse.
     """
+    # lazy: the line format and the listing load with the first list, in a worker thread
     from atomic_host.kit.sessions.jsonl import parse_line, parse_records, read_bytes_nofollow
     from atomic_host.kit.sessions.listing import build_info
 
@@ -590,6 +598,7 @@ def scan_info(path: Path) -> dict[str, Any] | None:
 
 
 def _info_from_records(path: Path, records: list[dict[str, Any]], mtime_ms: float) -> dict[str, Any]:
+    # lazy: the session listing loads with the first list, in a worker thread, not at start
     from atomic_host.kit.sessions.listing import ListingState
 
     state = ListingState()

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from atomic_host.kit import secrets
 from atomic_host.kit.database import CLIENT_KEEPALIVES, SERVER_KEEPALIVES, advisory_key, masked_url
@@ -173,8 +174,6 @@ def _session_row(header: dict[str, Any], state: ListingState, next_seq: int) -> 
 def _conninfo(url: str) -> str:
     """``url`` with :data:`CLIENT_KEEPALIVES` and an ``application_name`` (pid and machine: who
     holds a lock) added where it does not set them."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
     given = conninfo_to_dict(url)
     extra: dict[str, Any] = {k: v for k, v in CLIENT_KEEPALIVES.items() if k not in given}
     if "application_name" not in given:
@@ -313,8 +312,6 @@ class PostgresStore(TableStore):
             db.execute(_SCHEMA)
 
     def _register_password(self) -> None:
-        from psycopg.conninfo import conninfo_to_dict
-
         password = conninfo_to_dict(self._conninfo).get("password")
         if isinstance(password, str) and password:
             secrets.register(password, "ATOMIC_DATABASE_URL")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from atomic_host import hookimpl
+from atomic_host.contract.tools import Tool
 
 # name -> (label, description); ls is available but not in the default set (semantics §5.1).
 TOOLS: dict[str, tuple[str, str]] = {
@@ -111,8 +112,6 @@ SELF_BOUNDED = frozenset({"bash", "read"})
 
 def make_tools() -> list[object]:
     """The Tool objects, in registration order."""
-    from atomic_host.contract.tools import Tool
-
     return [
         Tool(
             name=name,

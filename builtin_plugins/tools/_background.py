@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atomic_host.kit.shell import terminate_group
+from atomic_host.kit.tempdirs import new_private_file
+
 STATE_KEY = "background"
 
 
@@ -64,8 +67,6 @@ def start(
 ) -> BackgroundProcess:
     """Start ``command`` detached from our pipes, with exactly ``env`` as its environment;
     stdout+stderr go to ``<log_dir>/atomic-bg-<id>-….log``."""
-    from atomic_host.kit.tempdirs import new_private_file
-
     reg = registry(state)
     reg.counter += 1
     bg_id = f"bg-{reg.counter}"
@@ -93,8 +94,6 @@ def start(
 
 async def stop(bp: BackgroundProcess, grace: float = 2.0) -> None:
     """Stop the process group (SIGTERM, then SIGKILL after ``grace`` s)."""
-    from atomic_host.kit.shell import terminate_group
-
     await terminate_group(bp.proc, grace)
     bp.proc.poll()
 

@@ -138,6 +138,7 @@ def archive_texts(path: str, glob: str | None, cwd: str) -> Iterator[tuple[str, 
     """``(display name, text or None)`` of each member of the archive at ``path`` (``glob`` on the
     member path), each member at most :data:`MAX_FILE_BYTES`, in one pass; a broken archive (or one
     that takes longer than :data:`ARCHIVE_SECONDS`) yields nothing more."""
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind, iter_contents
     from builtin_plugins.tools.sources.limits import Budget, SourceError
 
@@ -157,6 +158,7 @@ def archive_texts(path: str, glob: str | None, cwd: str) -> Iterator[tuple[str, 
 
 def _sources(request: dict[str, Any], check: Callable[[], None] | None) -> Iterator[tuple[str, str | None]]:
     """``(display name, text or None)`` of every file and archive member the search reads."""
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind
 
     cwd = request["cwd"]
@@ -184,6 +186,7 @@ def search(request: dict[str, Any], check: Callable[[], None] | None = None) -> 
     precheck = _NO_PRECHECK.search(request["pattern"]) is None
     skip = int(request.get("skip") or 0)
     roots = request.get("roots") or [request["root"]]
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind
 
     single = len(roots) == 1 and Path(roots[0]).is_file() and not archive_kind(roots[0])

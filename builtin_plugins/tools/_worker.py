@@ -24,6 +24,8 @@ import signal
 import sys
 from typing import Any
 
+import builtin_plugins
+import builtin_plugins.tools
 from atomic_host.contract.tools import ToolAborted, ToolContext, ToolError
 from atomic_host.kit.tool_env import tool_environment
 
@@ -52,9 +54,6 @@ def worker_command(
 ) -> list[str]:
     """argv that runs ``module.function(request)`` (``module`` inside ``builtin_plugins.tools``);
     ``site``: with the host's ``sys.path``; ``memory`` (bytes) and ``cpu`` (seconds): rlimits."""
-    import builtin_plugins
-    import builtin_plugins.tools
-
     # not the working directory: a project's own ``docx.py`` must not stand in for python-docx
     here = os.getcwd()
     options: dict[str, Any] = {"path": [p for p in sys.path if p and p != here] if site else []}

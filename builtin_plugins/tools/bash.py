@@ -11,6 +11,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.kit.shell import OutputTail, run_shell
+from atomic_host.kit.tempdirs import session_temp_dir
+from atomic_host.kit.tool_env import pass_through, tool_environment
+from builtin_plugins.tools import _background
+from builtin_plugins.tools._common import resolve_path
 
 DEFAULT_TIMEOUT = 300
 MAX_TIMEOUT = 3600
@@ -26,8 +31,6 @@ class Params(BaseModel):
 
 
 def _temp_dir(ctx: ToolContext) -> Path | None:
-    from atomic_host.kit.tempdirs import session_temp_dir
-
     d = ctx.temp_dir()
     return Path(d) if d else session_temp_dir(ctx.session_id)
 
@@ -49,10 +52,6 @@ def _timeout(value: float | None) -> int:
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
-    from atomic_host.kit.shell import OutputTail, run_shell
-    from atomic_host.kit.tool_env import pass_through
-    from builtin_plugins.tools._common import resolve_path
-
     if not params.command.strip():
         raise ToolError("command must not be empty")
     timeout = _timeout(params.timeout)
@@ -136,9 +135,6 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
 
 
 def _start_background(params: Params, ctx: ToolContext, shell: str, command: str, cwd: Path) -> ToolResult:
-    from atomic_host.kit.tool_env import pass_through, tool_environment
-    from builtin_plugins.tools import _background
-
     log_dir = _temp_dir(ctx)
     if log_dir is None:
         raise ToolError("Cannot start a background process: the session temp directory is unavailable")

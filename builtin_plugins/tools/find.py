@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_name, display_path, resolve_path
+from builtin_plugins.tools._gitignore import compile_glob as compile_tool_glob
+from builtin_plugins.tools._gitignore import iter_tree
 
 TIME_BUDGET_SECONDS = 5.0
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -47,8 +49,6 @@ class Params(BaseModel):
 
 def compile_glob(pattern: str, ignore_case: bool = False) -> tuple[re.Pattern[str], bool]:
     """Regex for ``pattern`` and whether it matches the whole relative path (vs the name)."""
-    from builtin_plugins.tools._gitignore import compile_glob as compile_tool_glob
-
     rx, on_path = compile_tool_glob(pattern)
     return (re.compile(rx.pattern, rx.flags | re.IGNORECASE) if ignore_case else rx), on_path
 
@@ -83,6 +83,7 @@ def _searches(params: Params, cwd: str) -> list[tuple[Path, str]]:
 
 
 def _members(root: Path, ctx: ToolContext, deadline: float) -> Iterator[tuple[str, bool]]:
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind, iter_members
     from builtin_plugins.tools.sources.limits import Budget, SourceError
 
@@ -95,7 +96,7 @@ def _members(root: Path, ctx: ToolContext, deadline: float) -> Iterator[tuple[st
 
 
 def _find(params: Params, ctx: ToolContext) -> ToolResult:
-    from builtin_plugins.tools._gitignore import iter_tree
+    # lazy: the archive readers (tarfile, lzma) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind
 
     found: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from builtin_plugins.tools import _background
 
 
 class Params(BaseModel):
@@ -12,8 +13,6 @@ class Params(BaseModel):
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
-    from builtin_plugins.tools import _background
-
     reg = _background.registry(ctx.state)
     if not params.id:
         if not reg.procs:

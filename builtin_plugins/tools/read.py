@@ -18,14 +18,18 @@ import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.kit.images import MAX_INPUT_BYTES, sniff_mime
 from builtin_plugins.tools._common import display_name, display_path, looks_binary, resolve_path
-from builtin_plugins.tools.sources.documents import DocumentJob, document_kind
+from builtin_plugins.tools._gitignore import iter_tree
+from builtin_plugins.tools.sources.documents import DocumentJob, convert, document_kind
 from builtin_plugins.tools.sources.images import image_result
 from builtin_plugins.tools.sources.limits import Budget, SourceError, time_budget
+from builtin_plugins.tools.sources.resources import resolve
 from builtin_plugins.tools.sources.selector import Located, locate, scheme_of, split_tail
 from builtin_plugins.tools.sources.text import decode, ranges_of, select_lines
 
@@ -52,8 +56,6 @@ class Params(BaseModel):
 
 def image_mime(head: bytes) -> str | None:
     """MIME type from magic bytes for the image formats models accept."""
-    from atomic_host.kit.images import sniff_mime
-
     return sniff_mime(head)
 
 
@@ -95,8 +97,6 @@ def bytes_result(
 
 
 def _tree(path: Path, ctx: ToolContext, limit: int = MAX_LISTED) -> ToolResult:
-    from builtin_plugins.tools._gitignore import iter_tree
-
     lines = [display_path(path, ctx.cwd).rstrip("/") + "/"]
     count = 0
     more = False
@@ -126,6 +126,7 @@ def safe_name(name: str) -> str:
 def _archive(
     path: Path, rel: str, kind: str, located: Located, params: Params, ctx: ToolContext
 ) -> ToolResult | DocumentJob:
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import (
         MissingMember,
         is_archive_dir,
@@ -215,6 +216,7 @@ def _read_local(raw: str, params: Params, ctx: ToolContext, label: str | None = 
         raise ToolError(f"Permission denied: {rel}") from e
     except OSError as e:
         raise ToolError(f"Cannot read {rel}: {e.strerror or e}") from e
+    # lazy: the archive readers (tarfile, lzma, zipfile) only when a path is an archive
     from builtin_plugins.tools.sources.archives import archive_kind
 
     details: dict[str, Any] = {"path": str(path)}
@@ -237,8 +239,6 @@ def _read_local(raw: str, params: Params, ctx: ToolContext, label: str | None = 
         raise ToolError(f":md renders HTML files as markdown; {rel} is not one")
     if image_mime(head[:16]) is not None:
         size = path.stat().st_size
-        from atomic_host.kit.images import MAX_INPUT_BYTES
-
         if size > MAX_INPUT_BYTES:
             raise ToolError(
                 f"Image {rel} is {size // (1024 * 1024)} MiB, over the {MAX_INPUT_BYTES // (1024 * 1024)} MiB limit"
@@ -251,6 +251,7 @@ def _read_local(raw: str, params: Params, ctx: ToolContext, label: str | None = 
 
 
 def _sqlite(path: Path, rel: str, located: Located, params: Params, ctx: ToolContext) -> ToolResult:
+    # lazy: sqlite3 only when a SQLite file is read
     from builtin_plugins.tools.sources import sqlite
 
     budget = Budget(rel, time_budget(ctx.settings), ctx.check_cancelled)
@@ -279,12 +280,11 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
     if found is not None:
         scheme, rest = found
         if scheme in URL_SCHEMES:
+            # lazy: the URL reader (ipaddress, httpx's client) only for a URL
             from builtin_plugins.tools.sources.urls import read_url
 
             return await read_url(raw, params, ctx)
         if scheme in RESOURCE_SCHEMES:
-            from builtin_plugins.tools.sources.resources import resolve
-
             base, selector = split_tail(raw)
             label = base
             resolved = await ctx.run_blocking(lambda: resolve(base, ctx), label="Read")
@@ -292,8 +292,6 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
                 return resolved
             raw = resolved + (f":{selector}" if selector else "")
         elif scheme == "file":
-            from urllib.parse import unquote
-
             raw = unquote(rest)
         else:
             raise ToolError(
@@ -303,6 +301,4 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
     job = await ctx.run_blocking(lambda: _read_local(raw, params, ctx, label), label="Read")
     if isinstance(job, ToolResult):
         return job
-    from builtin_plugins.tools.sources.documents import convert
-
     return await convert(job, ctx, time_budget(ctx.settings))

@@ -15,6 +15,8 @@ from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
 from builtin_plugins.tools._common import display_path, resolve_path
+from builtin_plugins.tools._search_core import compile_pattern
+from builtin_plugins.tools._worker import run_in_worker
 
 
 class Params(BaseModel):
@@ -68,9 +70,6 @@ def search_roots(path: str | None, paths: str | list[str] | None, cwd: str) -> l
 
 
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
-    from builtin_plugins.tools._search_core import compile_pattern
-    from builtin_plugins.tools._worker import run_in_worker
-
     if not params.pattern.strip():
         raise ToolError("pattern must not be empty or whitespace only")
     ignore_case = ignores_case(params.pattern, params.case, params.ignoreCase or bool(params.i))

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from atomic_host.contract.tools import ToolContext, ToolError, ToolResult
+from atomic_host.kit.fsio import atomic_write
 
 CLOSED = frozenset({"closed", "done"})
 LOCK_STALE_SECONDS = 30.0
@@ -86,8 +87,6 @@ def read_todo(path: Path, hex_id: str) -> dict[str, Any]:
 
 
 def write_todo(path: Path, todo: dict[str, Any]) -> None:
-    from atomic_host.kit.fsio import atomic_write
-
     meta = {k: todo[k] for k in ("id", "title", "tags", "status", "created_at")}
     if todo.get("assigned_to_session"):
         meta["assigned_to_session"] = todo["assigned_to_session"]

@@ -14,6 +14,7 @@ This module is imported at every start: it imports nothing heavy.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_host import hookimpl
@@ -40,6 +41,7 @@ class LazyEngine:
         if name.startswith("_"):
             raise AttributeError(name)
         if self._engine is None:
+            # the engine facade loads on first use (DBOS itself only when a workflow runs)
             from builtin_plugins.workflows.engine import WorkflowEngine
 
             self._engine = WorkflowEngine(self._api)
@@ -101,14 +103,13 @@ def register_commands(register: Any) -> None:
 
 @hookimpl
 async def host_start(api: HostAPI) -> None:
-    from pathlib import Path
-
     engine_of(api)
     roots = [Path(api.agent_dir) / "workflows"]
     if api.trusted:
         roots.append(Path(api.cwd) / ".atomic" / "workflows")
     if not api.registered_workflows() and not any(r.is_dir() for r in roots):
         return
+    # lazy: the definition parser (and dataclasses, tests/perf/startup_imports) only when workflows exist
     from builtin_plugins.workflows.definitions import discover
 
     _found, errors = discover(api.agent_dir, api.cwd, api.trusted, api.registered_workflows())

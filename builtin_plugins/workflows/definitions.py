@@ -159,6 +159,7 @@ def build(name: str, description: Any, steps: Any, source: str, text: str = "") 
 
 
 def load_toml(path: Path) -> Definition:
+    # lazy: tomllib only for a TOML definition
     import tomllib
 
     text = path.read_text(encoding="utf-8")

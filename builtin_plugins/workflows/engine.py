@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.results import RecoverResult
+from atomic_host.contract.tools import resolve
 from atomic_host.kit.database import ENV_URL
 from atomic_host.kit.log import log
 from builtin_plugins.workflows.definitions import Definition, DefinitionError, discover, render
@@ -377,8 +378,6 @@ class WorkflowEngine:
     async def _python_stage(
         self, spec: dict[str, Any], stage: dict[str, Any], outputs: dict[str, str]
     ) -> dict[str, Any]:
-        from atomic_host.contract.tools import resolve
-
         definition = self.definitions.get(spec["name"])
         step = next((s for s in definition.stages if s.name == stage["name"]), None) if definition else None
         if step is None or step.run is None:

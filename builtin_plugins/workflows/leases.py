@@ -17,6 +17,7 @@ runs of dead executors. Every call blocks: run them in a thread.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import threading
@@ -61,6 +62,7 @@ class PostgresLeases:
         self._mutex = threading.Lock()
 
     def _connect(self) -> Any:
+        # lazy: psycopg (~90 ms) only with a PostgreSQL database for workflows
         import psycopg
 
         scheme, sep, rest = self.url.partition("://")
@@ -86,6 +88,7 @@ class PostgresLeases:
         """One statement on the lease connection; a lost connection is opened again once (and the
         lease taken again: another host may have recovered our runs meanwhile, DBOS fences their
         records)."""
+        # lazy: psycopg (~90 ms) only with a PostgreSQL database for workflows
         import psycopg
 
         with self._mutex:
@@ -130,6 +133,7 @@ class PostgresLeases:
 
 
 def _create_database(url: str, settings: dict[str, Any]) -> None:
+    # lazy: psycopg (~90 ms) only with a PostgreSQL database for workflows
     import psycopg
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
@@ -150,8 +154,6 @@ class FileLeases:
 
     def _flock(self, name: str, *, wait: bool) -> int | None:
         """An open descriptor holding the exclusive flock of ``name``, or None when another holds it."""
-        import fcntl
-
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.dir / name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import fcntl
 import importlib
 import os
 import time
@@ -90,8 +91,6 @@ def register_record(provider: str, record: Mapping[str, Any]) -> None:
 @contextlib.asynccontextmanager
 async def auth_file_lock(auth_path: Path) -> AsyncIterator[None]:
     """An exclusive ``flock`` on ``<auth.json>.lock``, polled without blocking the event loop."""
-    import fcntl
-
     auth_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(f"{auth_path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -183,6 +182,7 @@ def refresh_failure(provider: str, exc: BaseException) -> str:
 
 
 def _failure(model: dict[str, Any], provider: str, exc: BaseException) -> dict[str, Any]:
+    # lazy: the stream module loads with the first model request, not with a login (startup_imports)
     from atomic_host.kit.llm.stream import AssistantStream
 
     return AssistantStream(model).error(refresh_failure(provider, exc))
@@ -223,6 +223,7 @@ def oauth_stream(reg: ModelRegistry, fn: Callable[..., AsyncIterator[dict[str, A
             try:
                 request_model, request_options = _with_auth(flow, record, model, context, options)
             except Exception as exc:  # an extension's request_auth/context_headers raised: end this request only
+                # lazy: the stream module loads with the first model request, not with a login (startup_imports)
                 from atomic_host.kit.llm.stream import AssistantStream
 
                 yield AssistantStream(model).error(f"The {provider} OAuth login cannot authorize the request: "

@@ -54,6 +54,7 @@ def read_auth(path: Path) -> dict[str, Any]:
 
 def write_auth(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` atomically: temp file in the same dir, mode 0600, fsync, ``os.replace``."""
+    # lazy: tempfile pulls in random, off startup's path; only a write needs it
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.providers import CatalogRequest
+from atomic_host.contract.tools import resolve
 
 if TYPE_CHECKING:
     from atomic_host.contract.providers import ProviderInfo
@@ -65,8 +66,6 @@ async def refresh(
 
 
 async def _fetch(registry: ModelRegistry, info: ProviderInfo) -> list[dict[str, Any]]:
-    from atomic_host.contract.tools import resolve
-
     fetch = resolve(info.refresh_models)
     request = CatalogRequest(info.id, info.base_url, registry.resolve_api_key(info.id), dict(info.headers))
     models = await fetch(request)

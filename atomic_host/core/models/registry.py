@@ -488,6 +488,7 @@ class ModelRegistry:
             except BaseException as exc:  # a provider module is plugin code: even its sys.exit() is its error
                 self.errors.append(f"Cannot load stream function {impl.stream!r} for api {api!r}: {exc}")
         if fn is not None and any(e.oauth is not None for e in self._providers.values()):
+            # lazy: the OAuth machinery loads only when a provider signs in with OAuth
             from atomic_host.core.models.auth_oauth import oauth_stream
 
             fn = oauth_stream(self, fn)

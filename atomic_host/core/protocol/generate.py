@@ -8,7 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from atomic_host.core.protocol.client_codegen import commands_source, types_source
+from atomic_host.core.protocol.commands import COMMANDS
 from atomic_host.core.protocol.declarations import ANY, DECLARATIONS, Declaration
+from atomic_host.core.protocol.responses import RESPONSE_DATA
+from atomic_host.core.protocol.schema import write_schema
 
 INDEX_START = "<!-- commands: generated from core/protocol/declarations.py; do not edit -->"
 INDEX_END = "<!-- /commands -->"
@@ -16,8 +20,6 @@ INDEX_END = "<!-- /commands -->"
 
 def command_index() -> str:
     """The command table of docs/protocol.md, one row per declared command."""
-    from atomic_host.core.protocol.commands import COMMANDS
-
     rows = [
         "| command | lane | fields (required in bold) | data | what it does |",
         "|---|---|---|---|---|",
@@ -35,8 +37,6 @@ def command_index() -> str:
 
 
 def _data(decl: Declaration) -> str:
-    from atomic_host.core.protocol.responses import RESPONSE_DATA
-
     if decl.data is None:
         return "—"
     if decl.data == ANY:
@@ -68,8 +68,6 @@ def write_index(page: Path) -> bool:
 
 def client_sources() -> dict[str, str]:
     """The generated client modules: path under the checkout -> text."""
-    from atomic_host.core.protocol.client_codegen import commands_source, types_source
-
     return {
         "atomic_host/client/types.py": types_source(),
         "atomic_host/client/commands.py": commands_source(),
@@ -78,8 +76,6 @@ def client_sources() -> dict[str, str]:
 
 def main(root: Path) -> None:
     """Rewrite the schema, the command index and the client's generated modules under ``root``."""
-    from atomic_host.core.protocol.schema import write_schema
-
     write_schema(root / "docs" / "protocol.schema.json")
     write_index(root / "docs" / "protocol.md")
     for path, text in client_sources().items():

@@ -6,6 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from atomic_host.core.protocol.commands import Command
+from atomic_host.core.protocol.events import Event, OutputRecord
+from atomic_host.core.protocol.messages import AgentMessage
+from atomic_host.core.protocol.model import Model
+from atomic_host.core.protocol.responses import RESPONSE_DATA, Response
+
 SCHEMA_ID = "https://atomic-host.dev/protocol.schema.json"
 
 
@@ -15,14 +23,6 @@ def protocol_schema() -> dict[str, Any]:
     ``$defs`` holds Command, Response, Event, OutputRecord, AgentMessage and Model plus everything
     they reference; ``x-responseData`` maps each command to the schema of its success ``data``.
     """
-    from pydantic import TypeAdapter
-
-    from atomic_host.core.protocol.commands import Command
-    from atomic_host.core.protocol.events import Event, OutputRecord
-    from atomic_host.core.protocol.messages import AgentMessage
-    from atomic_host.core.protocol.model import Model
-    from atomic_host.core.protocol.responses import RESPONSE_DATA, Response
-
     roots: dict[str, Any] = {
         "Command": Command,
         "Response": Response,

@@ -51,12 +51,18 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from atomic_host import __version__
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.tools import Approval, ApprovalAnswer
+from atomic_host.core.jsonfast import RawJSON, dumps_spliced
+from atomic_host.core.models.thinking import supported_levels
 from atomic_host.engine import navigation
 from atomic_host.frontends.acp import translate
+from atomic_host.frontends.rpc.handlers import Handlers
+from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE
 from atomic_host.kit.log import log
 from atomic_host.kit.permission_modes import ACP_MODES, ACP_OF
+from atomic_host.kit.sessions.errors import SessionNotFound
 
 if TYPE_CHECKING:
     from atomic_host.engine.agent_session import AgentSession
@@ -165,8 +171,6 @@ class AcpFrontend:
     """Implements the SDK's ``Agent`` interface over one :class:`Runtime`."""
 
     def __init__(self, rt: Runtime) -> None:
-        from atomic_host.frontends.rpc.handlers import Handlers
-
         self.rt = rt
         self.commands = Handlers(rt).table()
         """The RPC command table, for ``_atomic/command``."""
@@ -380,8 +384,6 @@ class AcpFrontend:
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any
     ) -> InitializeResponse:
-        from atomic_host import __version__
-
         self.client_capabilities = client_capabilities
         capabilities = AgentCapabilities(
             load_session=True,
@@ -455,8 +457,6 @@ class AcpFrontend:
         )
 
     async def _open(self, session_id: str, cwd: str) -> Session:
-        from atomic_host.kit.sessions.errors import SessionNotFound
-
         store = self.rt.store
         try:
             return await asyncio.to_thread(store.open, session_id)
@@ -511,8 +511,6 @@ class AcpFrontend:
         )
 
     def _config(self, state: AcpSession) -> list[SessionConfigOptionSelect]:
-        from atomic_host.core.models.thinking import supported_levels
-
         options = [
             SessionConfigOptionSelect(
                 type="select",
@@ -662,8 +660,6 @@ class AcpFrontend:
 
     async def _command(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """``_atomic/command``: one RPC command (docs/protocol.md), answered with its ``data``."""
-        from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE
-
         table = self.commands
         ctype = cmd.get("type")
         if not isinstance(ctype, str) or ctype not in table:
@@ -719,8 +715,6 @@ def _title(first: Any) -> str | None:
 
 def _plain(data: Any) -> Any:
     """Response data as plain JSON values (``get_tree`` splices pre-encoded JSON)."""
-    from atomic_host.core.jsonfast import RawJSON, dumps_spliced
-
     if isinstance(data, dict) and any(type(v) is RawJSON for v in data.values()):
         return json.loads(dumps_spliced(data))
     return data

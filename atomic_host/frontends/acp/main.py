@@ -3,6 +3,7 @@
 The engine is the same as in ``--mode rpc``; only the frontend differs. Its events go to an
 :class:`Output` that writes nothing and hands each record to :meth:`AcpFrontend.on_event`; the
 protocol fd carries only JSON-RPC messages (``claim_stdout``: plugin prints land on stderr).
+Imported only for ``--mode acp``: the ACP SDK and the frontend load at its top.
 """
 
 from __future__ import annotations
@@ -10,20 +11,19 @@ from __future__ import annotations
 import asyncio
 import signal
 
+from acp.agent.connection import AgentSideConnection
+
 from atomic_host.core.options import Options
+from atomic_host.frontends.acp.frontend import AcpFrontend
+from atomic_host.frontends.acp.transport import HostTransport
+from atomic_host.frontends.acp.ui import AcpUI
+from atomic_host.frontends.rpc.io import Output, open_stdin_lines, write_failure
+from atomic_host.frontends.rpc.main import claim_stdout, run_to_exit
 from atomic_host.kit.log import log
+from atomic_host.runtime import Runtime
 
 
 async def serve(opts: Options) -> int:
-    from acp.agent.connection import AgentSideConnection
-
-    from atomic_host.frontends.acp.frontend import AcpFrontend
-    from atomic_host.frontends.acp.transport import HostTransport
-    from atomic_host.frontends.acp.ui import AcpUI
-    from atomic_host.frontends.rpc.io import Output, open_stdin_lines, write_failure
-    from atomic_host.frontends.rpc.main import claim_stdout
-    from atomic_host.runtime import Runtime
-
     protocol = Output(fd=claim_stdout())
     events = Output()
     events.closed = True  # engine events are translated by the listener, never written as such
@@ -76,6 +76,4 @@ async def serve(opts: Options) -> int:
 
 
 def run_acp(opts: Options) -> int:
-    from atomic_host.frontends.rpc.main import run_to_exit
-
     return run_to_exit(serve(opts))

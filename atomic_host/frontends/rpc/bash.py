@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import UserBashEvent
 from atomic_host.kit.log import log
+from atomic_host.kit.tempdirs import session_temp_dir
+from atomic_host.kit.tool_env import pass_through
 
 if TYPE_CHECKING:
     from atomic_host.contract.results import BashOperations, BashResult
@@ -65,7 +67,6 @@ async def run_bash_command(rt: Runtime, cmd: dict[str, Any]) -> dict[str, Any]:
     try:
         if operations is None:
             from atomic_host.kit.shell import run_shell  # import-time cost: only once a command runs
-            from atomic_host.kit.tool_env import pass_through
 
             result = await run_shell(
                 full_command,
@@ -172,7 +173,6 @@ async def run_operations(
     """
     # import-time cost: kit.shell loads subprocess and friends, only once a command runs
     from atomic_host.kit.shell import KILL_GRACE_SECONDS, ShellOutput
-    from atomic_host.kit.tempdirs import session_temp_dir
 
     grace = KILL_GRACE_SECONDS if grace is None else grace
     out = ShellOutput(temp_dir or (lambda: session_temp_dir(session_id)), on_chunk)

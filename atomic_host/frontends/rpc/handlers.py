@@ -10,11 +10,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from atomic_host.contract.tools import resolve
+from atomic_host.core.models.thinking import supported_levels
+from atomic_host.engine.prompting import run_handler
 from atomic_host.engine.retry import model_ref
 from atomic_host.frontends.rpc import sources
 from atomic_host.frontends.rpc.server import NO_DATA, NO_RESPONSE, CommandFailed
 from atomic_host.frontends.rpc.table import Cmd, CommandTable
+from atomic_host.kit.messages import message_text
+from atomic_host.kit.sessions.tree import ForkMessages
 from atomic_host.plugins.faults import fault_report
+from atomic_host.plugins.selection import report
 
 if TYPE_CHECKING:
     from atomic_host.core.protocol.declarations import (
@@ -165,8 +171,6 @@ class Handlers:
         return {"messages": self.agent.messages}
 
     async def on_get_last_assistant_text(self) -> Any:
-        from atomic_host.kit.messages import message_text
-
         for m in reversed(self.agent.messages):
             if m.get("role") != "assistant":
                 continue
@@ -177,13 +181,12 @@ class Handlers:
         return {"text": None}
 
     async def on_get_session_stats(self) -> Any:
+        # lazy: session.stats is off startup's path (tests/perf/startup_imports)
         from atomic_host.session.stats import session_stats
 
         return session_stats(self.agent)
 
     async def on_get_tools(self) -> Any:
-        from atomic_host.plugins.selection import report
-
         return report(self.rt)
 
     async def on_get_commands(self) -> Any:
@@ -202,8 +205,6 @@ class Handlers:
         return {"shortcuts": self.rt.shortcuts.listing()}
 
     async def on_invoke_shortcut(self, cmd: InvokeShortcut) -> Any:
-        from atomic_host.engine.prompting import run_handler
-
         shortcut = self.rt.shortcuts.get(cmd.key)
         if shortcut is None:
             raise CommandFailed(f"Shortcut not found: {cmd.key}")
@@ -215,8 +216,6 @@ class Handlers:
         return NO_DATA
 
     async def on_get_command_completions(self, cmd: GetCommandCompletions) -> Any:
-        from atomic_host.contract.tools import resolve
-
         command = self.rt.commands.get(cmd.command_name.lstrip("/"))
         if command is None or command.completions is None:
             return {"completions": None}
@@ -245,6 +244,7 @@ class Handlers:
         return self._models_data()
 
     async def on_refresh_models(self, cmd: RefreshModels) -> Any:
+        # lazy: the catalog refresh loads with the first refresh_models
         from atomic_host.core.models.catalogs import refresh
 
         outcome = await refresh(
@@ -273,6 +273,7 @@ class Handlers:
 
     def _logins(self) -> Any:
         if "_provider_logins" not in self.__dict__:
+            # lazy: the login flows (OAuth, its HTTP client) load with the first login command
             from atomic_host.frontends.rpc.login import ProviderLogins
 
             self._provider_logins = ProviderLogins(self.rt, self._models_data)
@@ -297,24 +298,25 @@ class Handlers:
         return self.agent.cycle_thinking_level()
 
     async def on_get_available_thinking_levels(self) -> Any:
-        from atomic_host.core.models.thinking import supported_levels
-
         model = self.agent.model
         return {"levels": supported_levels(model) if model else ["off"]}
 
     # --- direct bash ---
 
     async def on_bash(self, _cmd: Bash, sent: Cmd) -> Any:
+        # lazy: rpc.bash (and kit.shell: subprocess and friends) load with the first bash command
         from atomic_host.frontends.rpc.bash import run_bash_command
 
         return await run_bash_command(self.rt, sent)
 
     async def on_user_bash(self, _cmd: UserBash, sent: Cmd) -> Any:
+        # lazy: rpc.bash (and kit.shell: subprocess and friends) load with the first bash command
         from atomic_host.frontends.rpc.bash import run_bash_command
 
         return await run_bash_command(self.rt, sent)
 
     async def on_abort_bash(self, cmd: AbortBash) -> Any:
+        # lazy: rpc.bash (and kit.shell: subprocess and friends) load with the first bash command
         from atomic_host.frontends.rpc.bash import abort_bash
 
         abort_bash(self.rt, cmd.request_id)
@@ -331,12 +333,14 @@ class Handlers:
     # before it by the warm-up thread (frontends/rpc/main.py): the first get_state does not need it.
 
     async def on_new_session(self, cmd: NewSession) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         started = await navigation.new_session(self.rt, parent_session=cmd.parent_session)
         return {"cancelled": not started}
 
     async def on_switch_session(self, cmd: SwitchSession) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         session = await navigation.open_session(
@@ -346,6 +350,7 @@ class Handlers:
         return {"cancelled": not switched}
 
     async def on_import_session(self, cmd: ImportSession) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         imported = await navigation.import_session(self.rt, cmd.input_path, cwd=cmd.cwd_override)
@@ -367,19 +372,19 @@ class Handlers:
         return {"sessions": await asyncio.to_thread(self.rt.store.list, self.rt.cwd)}
 
     async def on_fork(self, cmd: Fork) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         forked = await navigation.fork(self.rt, cmd.entry_id)
         return {"text": forked.text, "cancelled": forked.cancelled}
 
     async def on_clone(self) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         return {"cancelled": not await navigation.clone(self.rt)}
 
     async def on_get_fork_messages(self) -> Any:
-        from atomic_host.kit.sessions.tree import ForkMessages
-
         # the view's own list, not copies: it is only encoded (a session view, kept up to date)
         return {"messages": self.agent.session.view(ForkMessages).items}
 
@@ -387,6 +392,7 @@ class Handlers:
         session = self.agent.session
         since = cmd.since
         if since is None:
+            # lazy: session.tree (tree and entry encoding) loads with the first get_entries or get_tree
             from atomic_host.session.tree import encoded_entries, entries_json, entries_lag
 
             # each entry encoded once per session: a read costs what was appended since the last;
@@ -401,6 +407,7 @@ class Handlers:
         return {"entries": entries, "leafId": session.leaf_id}
 
     async def on_get_tree(self) -> Any:
+        # lazy: session.tree (tree and entry encoding) loads with the first get_entries or get_tree
         from atomic_host.session.tree import cached_tree, tree_json_snapshot
 
         session = self.agent.session
@@ -418,6 +425,7 @@ class Handlers:
         return NO_DATA
 
     async def on_navigate_tree(self, cmd: NavigateTree) -> Any:
+        # lazy: see the note above on engine.navigation
         from atomic_host.engine import navigation
 
         options = cmd.options
@@ -438,6 +446,7 @@ class Handlers:
         return await self.agent.recovery.recover(cmd.reason)
 
     async def on_export_html(self, cmd: ExportHtml) -> Any:
+        # lazy: session.export loads with the first export_html
         from atomic_host.session.export import export_session
 
         session = self.agent.session

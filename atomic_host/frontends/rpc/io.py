@@ -358,6 +358,7 @@ def _plain(record: dict[str, Any]) -> dict[str, Any]:
     data = record.get("data")
     if type(data) is not dict or not any(type(v) is RawJSON for v in data.values()):
         return record
+    # lazy: atomic_host.client is off startup's path; only a record with raw JSON data to mask needs it
     from atomic_host.client import loads_deep
 
     return {**record, "data": {k: loads_deep(v.data.decode()) if type(v) is RawJSON else v for k, v in data.items()}}

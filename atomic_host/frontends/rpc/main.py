@@ -12,8 +12,10 @@ from collections.abc import Coroutine
 from typing import Any
 
 from atomic_host.core.options import Options
+from atomic_host.frontends.rpc.io import Output, flush_all
 from atomic_host.kit.log import log
 from atomic_host.plugins.faults import host_exit
+from atomic_host.runtime import Runtime
 
 
 def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
@@ -25,6 +27,7 @@ def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
     session's model is reached over HTTP, the TLS context: the CA bundle, ~25 ms the first prompt
     would wait for), the pydantic protocol models and the tools' modules and schemas."""
     try:
+        # the warm-up itself: what the first prompt would otherwise import on the loop (tests/perf/startup_imports)
         import atomic_host.agent.loop
         import atomic_host.agent.tool_exec
         import atomic_host.engine.compaction
@@ -33,12 +36,15 @@ def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
         from atomic_host.core.jsonfast import load_fast_encoder
 
         load_fast_encoder()
+        # the warm-up: httpx, for the first provider request
         import httpx  # noqa: F401
 
         if needs_http:
+            # the warm-up: the TLS context (kit.llm.http_client imports httpx)
             from atomic_host.kit.llm.http_client import tls_context
 
             tls_context()
+        # the warm-up: the pydantic protocol models
         import atomic_host.core.protocol.validate  # noqa: F401
 
         for tool in tools:
@@ -69,6 +75,7 @@ def _widen_pipe(fd: int) -> None:
     """A 64 KiB pipe takes a 3 MB response (get_entries of 2,000 turns) in ~45 write/read rounds,
     each a wake-up of both processes; 1 MiB takes it in 3. Linux only; anything else keeps its size."""
     try:
+        # in the try: fcntl and F_SETPIPE_SZ are Linux's
         import fcntl
 
         if stat.S_ISFIFO(os.fstat(fd).st_mode):
@@ -81,11 +88,10 @@ async def serve(opts: Options, collecting: bool) -> int:
     """Start the runtime and serve stdin until EOF. The caller paused the garbage collector for the
     start (``collecting``: whether it ran before); it runs again once started (:func:`_startup_done`)."""
     try:
+        # the RPC server's parts: ACP imports this module (claim_stdout, run_to_exit) without them
         from atomic_host.frontends.rpc.handlers import Handlers
-        from atomic_host.frontends.rpc.io import Output
         from atomic_host.frontends.rpc.server import RpcServer
         from atomic_host.frontends.rpc.ui import RpcUI
-        from atomic_host.runtime import Runtime
 
         out = Output(fd=claim_stdout())
         ui = RpcUI(out, has_ui=opts.mode == "rpc")
@@ -113,6 +119,7 @@ async def serve(opts: Options, collecting: bool) -> int:
         threading.Thread(target=_prewarm, args=(rt.tools.for_model(), needs_http), daemon=True).start()
 
     def explain(message: str) -> str:
+        # lazy: frontends.hints only when a failure is explained
         from atomic_host.frontends.hints import explain
 
         return explain(message, rt.models, opts, rpc=True)
@@ -175,8 +182,6 @@ def run_rpc(opts: Options, *, collecting: bool) -> int:
 def run_to_exit(main: Any) -> int:
     """Run a frontend's serve coroutine; after a signal (129/130/143) or with the client gone (141)
     leave at once, without waiting for threads a plugin may have left running."""
-    from atomic_host.frontends.rpc.io import flush_all
-
     code = run_until_done(main)
     flush_all()
     sys.stdout.flush()

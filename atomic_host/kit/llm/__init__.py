@@ -20,6 +20,7 @@ _CLI = "httpx._main"
 
 def _real_cli_main(*args: Any, **kwargs: Any) -> Any:
     """httpx's own ``main``, its module imported now (the stand-in makes way for it)."""
+    # here: only httpx's own CLI calls this, to import the real httpx._main
     import importlib
 
     if getattr(sys.modules.get(_CLI), "__spec__", None) is _STAND_IN_SPEC:

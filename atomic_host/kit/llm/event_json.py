@@ -36,6 +36,7 @@ def loads(text: str) -> Any:
 def _load() -> Any:
     global _fast
     try:
+        # optional: orjson when installed (stdlib json otherwise), looked up on first decode
         import orjson
     except ImportError:
         _fast = json.loads

@@ -84,6 +84,7 @@ def proxy_routes(proxy_setting: str | None = None) -> dict[str, str | None]:
 
 def _broken_proxy_transport(proxy: str, exc: Exception) -> Any:
     """A transport that fails every request with the reason the proxy could not be set up."""
+    # lazy: httpx (~75 ms) loads with the first provider request, not at startup (tests/perf/startup_imports)
     import httpx
 
     message = f"Invalid proxy {redact_url(proxy)}: {exc}"
@@ -121,6 +122,7 @@ def tls_context() -> Any:
     with _tls_lock:
         context = _tls_contexts.get(key)
         if context is None:
+            # lazy: httpx (~75 ms) loads with the first provider request, not at startup (tests/perf/startup_imports)
             import httpx
 
             context = _tls_contexts[key] = httpx.create_ssl_context(trust_env=True)
@@ -133,6 +135,7 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
 
     Its ``direct`` attribute is the :class:`~atomic_host.kit.llm.http1.DirectPool` that
     :func:`~atomic_host.kit.llm.http.sse_events` sends unproxied provider requests through."""
+    # lazy: httpx (~75 ms) and the HTTP/1.1 pool load with the first client, not at startup
     import httpx
 
     from atomic_host.kit.llm.http1 import DirectPool

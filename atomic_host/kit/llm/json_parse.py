@@ -47,6 +47,7 @@ def repair_json_strings(text: str) -> str:
 
 
 def _partial(text: str) -> Any:
+    # lazy: jiter (a Rust extension) only for a partial JSON text (tool arguments mid-stream)
     import jiter
 
     return jiter.from_json(text.encode(), partial_mode="trailing-strings", allow_inf_nan=False)

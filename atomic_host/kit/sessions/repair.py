@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from atomic_host.kit.log import log
+
 UNREADABLE = "atomic.unreadable"
 """``customType`` of the custom entry that stands in for a message entry whose message has no
 string role (its ``data`` is the original entry), so the entries after it stay attached to the
@@ -237,8 +239,6 @@ def _kind(value: Any) -> str:
 
 def report_repairs(location: str, problems: list[str], how: str = "in memory; the stored copy is unchanged") -> None:
     """Say once, on stderr, what was done about a session's malformed entries as it was loaded."""
-    from atomic_host.kit.log import log
-
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         count = f"{len(problems)} malformed entr{'y' if len(problems) == 1 else 'ies'}"
@@ -248,8 +248,6 @@ def report_repairs(location: str, problems: list[str], how: str = "in memory; th
 def report_unreadable(location: str, places: list[str]) -> None:
     """Say once, on stderr, that records of a session were skipped on load (``places``: where,
     e.g. ``line 7``): a torn last line after a crash, or a hand edit that is not JSON."""
-    from atomic_host.kit.log import log
-
     if places:
         shown = ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
         log.warning(f"session {location}: skipped {len(places)} unreadable record(s) ({shown})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from atomic_host.kit.log import log
 from atomic_host.kit.sessions.errors import InvalidSessionFile, SessionNotFound, SessionNotSaved
 from atomic_host.kit.sessions.ids import now_iso, uuid7, validate_session_id
 from atomic_host.kit.sessions.repair import repair_entries, report_repairs
@@ -145,7 +146,6 @@ class BaseStore:
           session with the same id) is imported as a new session: a new id, ``parentSession``
           naming the stored one; the stored one is left as it is.
         """
-        from atomic_host.kit.log import log
         from atomic_host.kit.sessions.jsonl import load_jsonl  # the line format: not needed at start
 
         source = Path(path)

@@ -105,6 +105,7 @@ async def convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolRes
 
 def private_copy(ctx: ToolContext, data: bytes, suffix: str, what: str) -> Path:
     """``data`` in a new 0600 file of the session's private temp dir (to convert it like a local file)."""
+    # host side: the child that imports this module for convert_file loads none of the host's modules
     from pathlib import Path
 
     from atomic_host.contract.tools import ToolError
@@ -123,6 +124,7 @@ def private_copy(ctx: ToolContext, data: bytes, suffix: str, what: str) -> Path:
 
 
 async def _convert(job: DocumentJob, ctx: ToolContext, seconds: float) -> ToolResult:
+    # host side: the child that imports this module for convert_file loads none of the host's modules
     from atomic_host.contract.tools import ToolError
     from builtin_plugins.tools.sources.text import select_lines
 
@@ -158,6 +160,7 @@ async def convert_html(ctx: ToolContext, html: str, label: str, seconds: float) 
 
 async def _in_child(ctx: ToolContext, request: dict[str, Any], label: str, seconds: float) -> dict[str, Any]:
     """:func:`convert_file` in the child process (bounded, killed on abort); its error as a ToolError."""
+    # host side: the child that imports this module for convert_file loads none of the host's modules
     from atomic_host.contract.tools import ToolError
     from builtin_plugins.tools._worker import run_in_worker
 
@@ -228,6 +231,7 @@ def _bounded(units: list[str]) -> list[str]:
 
 
 def _pdf(request: dict[str, Any]) -> tuple[list[str], int]:
+    # the documents extra: pypdfium2 (10 MB) only when a PDF is read, in the child
     import pypdfium2 as pdfium
 
     try:
@@ -250,6 +254,7 @@ def _pdf(request: dict[str, Any]) -> tuple[list[str], int]:
 
 
 def _docx(request: dict[str, Any]) -> tuple[list[str], int]:
+    # the documents extra: python-docx only when a DOCX is read, in the child
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph
@@ -280,6 +285,7 @@ def _docx(request: dict[str, Any]) -> tuple[list[str], int]:
 
 
 def _markdown_table(rows: list[list[Any]]) -> str:
+    # lazy: the SQLite reader's table layout only for a spreadsheet's tables, in the child
     from builtin_plugins.tools.sources.sqlite import table_text
 
     cells = [["" if v is None else v for v in row] for row in rows]  # an empty cell, not SQL's NULL
@@ -287,6 +293,7 @@ def _markdown_table(rows: list[list[Any]]) -> str:
 
 
 def _pptx(request: dict[str, Any]) -> tuple[list[str], int]:
+    # the documents extra: python-pptx only when a PPTX is read, in the child
     from pptx import Presentation
 
     slides = list(Presentation(request["path"]).slides)
@@ -313,6 +320,7 @@ def _pptx(request: dict[str, Any]) -> tuple[list[str], int]:
 
 
 def _xlsx(request: dict[str, Any]) -> tuple[list[str], int]:
+    # the documents extra: openpyxl only when an XLSX is read, in the child
     import openpyxl
 
     book = openpyxl.load_workbook(request["path"], read_only=True, data_only=True)
@@ -343,6 +351,7 @@ def _xlsx(request: dict[str, Any]) -> tuple[list[str], int]:
 
 def html_to_markdown(html: str | bytes) -> tuple[str, str | None]:
     """``(markdown, title)``: scripts, styles and other non-content elements dropped."""
+    # the documents extra: BeautifulSoup and markdownify only when HTML is converted, in the child
     from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
     from markdownify import MarkdownConverter
 
@@ -367,6 +376,7 @@ def _html(request: dict[str, Any]) -> tuple[list[str], int]:
 
 
 def _epub(request: dict[str, Any]) -> tuple[list[str], int]:
+    # lazy: the EPUB reader's modules only when an EPUB is read, in the child
     import posixpath
     import zipfile
     from xml.etree import ElementTree

@@ -6,6 +6,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.tools import ToolError, ToolResult
+from atomic_host.kit.images import ImageProblem, prepare
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import ToolContext
@@ -19,8 +20,6 @@ def auto_resize(settings: object) -> bool:
 
 def image_result(label: str, data: bytes, ctx: ToolContext, details: dict[str, Any]) -> ToolResult:
     """An image block (checked, shrunk to fit) after a one-line text; a broken image is a :class:`ToolError`."""
-    from atomic_host.kit.images import ImageProblem, prepare
-
     try:
         out, mime, note = prepare(data, auto_resize=auto_resize(ctx.settings))
     except ImageProblem as e:

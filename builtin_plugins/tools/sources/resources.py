@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atomic_host.contract.tools import ToolError, ToolResult
+from atomic_host.kit.tempdirs import sanitize_id
+from builtin_plugins.skills import loaded_skills
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import ToolContext
@@ -40,8 +42,6 @@ def _inside(base: str, relative: str, url: str) -> str:
 
 
 def _skill(rest: str) -> str | ToolResult:
-    from builtin_plugins.skills import loaded_skills
-
     skills = loaded_skills()
     name, _, inner = rest.strip("/").partition("/")
     if not name:
@@ -68,8 +68,6 @@ def _artifacts(ctx: ToolContext) -> list[Path]:
 
 
 def _artifact(rest: str, ctx: ToolContext) -> str | ToolResult:
-    from atomic_host.kit.tempdirs import sanitize_id
-
     name = rest.strip("/")
     found = _artifacts(ctx)
     if not name:

@@ -147,6 +147,7 @@ def table_rows(
     try:
         names = [name for _, name in tables(con)]
         if table not in names:
+            # lazy: difflib only to suggest the name of a missing table
             import difflib
 
             close = difflib.get_close_matches(table, names, n=3, cutoff=0.5)

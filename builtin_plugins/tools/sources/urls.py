@@ -22,7 +22,13 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.tools import ToolAborted, ToolError, ToolResult
+from atomic_host.kit.images import sniff_mime
+from atomic_host.kit.llm.http_client import new_http_client, redact_url
+from builtin_plugins.tools.sources.documents import DocumentJob, convert, convert_html, document_kind, private_copy
+from builtin_plugins.tools.sources.images import image_result
 from builtin_plugins.tools.sources.limits import human_size, read_settings, time_budget
+from builtin_plugins.tools.sources.selector import Located, split_tail
+from builtin_plugins.tools.sources.text import select_lines
 
 if TYPE_CHECKING:
     from atomic_host.contract.tools import ToolContext
@@ -89,8 +95,6 @@ def _origin(url: Any) -> tuple[str, str, int | None]:
 def _new_client(ctx: ToolContext) -> Any:
     """The host's HTTP client setup (proxies, CA bundle): imports httpx and reads the CA bundle, so
     it is built in a thread, not on the loop."""
-    from atomic_host.kit.llm.http_client import new_http_client
-
     return new_http_client(proxy=ctx.settings.get("proxy") if isinstance(ctx.settings, dict) else None)
 
 
@@ -105,8 +109,6 @@ async def _fetch(url_text: str, ctx: ToolContext, allow_private: bool) -> _Fetch
 async def _follow(client: Any, url_text: str, allow_private: bool) -> _Fetched:
     """GET ``url_text`` and the redirects after it, checking each hop; the body within its bounds."""
     import httpx  # loaded by _new_client
-
-    from atomic_host.kit.llm.http_client import redact_url
 
     try:
         url = httpx.URL(url_text)
@@ -144,9 +146,6 @@ async def _follow(client: Any, url_text: str, allow_private: bool) -> _Fetched:
 
 async def read_url(url: str, params: Any, ctx: ToolContext) -> ToolResult:
     """``read`` of an http(s) URL (a trailing ``:A-B`` selects lines of what comes back)."""
-    from atomic_host.kit.llm.http_client import redact_url
-    from builtin_plugins.tools.sources.selector import Located, split_tail
-
     base, selector = split_tail(url)
     path_start = url.find("/", url.find("//") + 2)
     # a selector follows the path: not a port (http://host:8080), not inside a query or fragment
@@ -188,22 +187,15 @@ async def _present(
     details: dict[str, Any],
     seconds: float,
 ) -> ToolResult:
-    from atomic_host.kit.images import sniff_mime
-    from builtin_plugins.tools.sources.text import select_lines
-
     kind = page.content_type
     if kind in ("text/html", "application/xhtml+xml") or (
         not kind and page.body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
     ):
-        from builtin_plugins.tools.sources.documents import convert_html
-
         text = await convert_html(ctx, page.body.decode(page.charset or "utf-8", "replace"), label, seconds)
         details["converted"] = "markdown"
     elif kind.startswith("text/") or kind.endswith(("json", "xml", "javascript")) or kind in ("", "application/x-yaml"):
         text = page.body.decode(page.charset or "utf-8", "replace").replace("\r\n", "\n")
     elif sniff_mime(page.body[:16]) is not None:
-        from builtin_plugins.tools.sources.images import image_result
-
         return await ctx.run_blocking(lambda: image_result(label, page.body, ctx, details), label="Read")
     elif kind in _DOCUMENT_TYPES or page.body.startswith(b"%PDF-"):
         return await _document(page, label, located, params, ctx, seconds)
@@ -220,8 +212,6 @@ async def _document(
     page: _Fetched, label: str, located: Any, params: Any, ctx: ToolContext, seconds: float
 ) -> ToolResult:
     """A PDF (or other document) from the web: saved privately, then converted like a local file."""
-    from builtin_plugins.tools.sources.documents import DocumentJob, convert, document_kind, private_copy
-
     path = private_copy(ctx, page.body, _DOCUMENT_TYPES.get(page.content_type, ".pdf"), label)
     kind = document_kind(path.name, page.body[:8], None) or "pdf"
     return await convert(DocumentJob(path, label, kind, located, params.offset, params.limit, True), ctx, seconds)
