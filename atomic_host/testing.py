@@ -108,8 +108,18 @@ def _prune(node: dict[str, Any], depth: int) -> None:
     node["children"] = []
 
 
+def inherited_env() -> dict[str, str]:
+    """This process's environment for a host under test: no API keys and no ``ATOMIC_*`` setting,
+    but ``ATOMIC_PLAIN`` (which path the suite runs on, see .ci/run)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and (not k.startswith("ATOMIC_") or k == "ATOMIC_PLAIN")
+    }
+
+
 def host_env(agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+    env = inherited_env()
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # let hosts reuse compiled bytecode: each start is faster
     env.update(ATOMIC_CODING_AGENT_DIR=str(agent_dir), ATOMIC_FAUX_SCRIPT=str(faux), ATOMIC_FAUX_LOG=str(faux_log))
     env.update(extra or {})

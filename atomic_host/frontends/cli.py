@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
@@ -11,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.argv import QuickNamespace, quick_values
+from atomic_host.kit._fast.collector import pause_start
 
 if TYPE_CHECKING:
     import argparse
@@ -171,93 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-_QUICK_VALUE = {
-    "--mode": "mode",
-    "--provider": "provider",
-    "--model": "model",
-    "--thinking": "thinking",
-    "--api-key": "api_key",
-    "--models": "models",
-    "--session": "session",
-    "--session-dir": "session_dir",
-    "--session-store": "session_store",
-    "-n": "name",
-    "--name": "name",
-    "-e": "extensions",
-    "--extension": "extensions",
-    "--prompt-template": "prompt_templates",
-    "--skill": "skills",
-    "--tools": "tools",
-    "--exclude-tools": "exclude_tools",
-    "--system-prompt": "system_prompt",
-    "--append-system-prompt": "append_system_prompt",
-}
-"""Options taking one value that :func:`quick_options` reads: flag → Options field."""
-_QUICK_FLAG = {
-    "--no-session": ("no_session", True),
-    "-c": ("continue_session", True),
-    "--continue": ("continue_session", True),
-    "--no-extensions": ("no_extensions", True),
-    "--approve": ("approve", True),
-    "--no-approve": ("approve", False),
-    "--watch": ("watch", True),
-    "--no-tools": ("no_tools", True),
-    "--no-builtin-tools": ("no_builtin_tools", True),
-}
-_QUICK_APPEND = frozenset({"extensions", "prompt_templates", "skills"})
-_QUICK_CSV = frozenset({"models", "tools", "exclude_tools"})
-_QUICK_CHOICES = {"mode": ("rpc", "acp"), "thinking": ("off", "minimal", "low", "medium", "high", "xhigh", "max")}
-"""Only the serving modes: print/json need -p and its print-mode flags, which take the full parser."""
-
-
 def quick_options(argv: list[str]) -> tuple[Options, Any] | None:
     """The ``(Options, namespace)`` :func:`parse_options` would return, for the plain command lines
-    of a serving host (``--mode rpc --model p/m --no-session …``), without importing argparse; None
-    for anything else (help, print mode, subcommands, ``--opt=value``, abbreviations, a value that
-    starts with ``-``, a choice argparse would refuse, ``--approve`` with ``--no-approve``), which
-    then goes through argparse and gets its exact behaviour and messages."""
-    values: dict[str, Any] = {"extensions": [], "prompt_templates": [], "skills": [], "exclude_tools": []}
-    i, n = 0, len(argv)
-    while i < n:
-        arg = argv[i]
-        flag = _QUICK_FLAG.get(arg)
-        if flag is not None:
-            key, value = flag
-            if key == "approve" and values.get(key, value) != value:
-                return None  # mutually exclusive: argparse's error
-            values[key] = value
-            i += 1
-            continue
-        key = _QUICK_VALUE.get(arg)
-        if key is None or i + 1 >= n or argv[i + 1].startswith("-"):
-            return None
-        value = argv[i + 1]
-        if key in _QUICK_CHOICES and value not in _QUICK_CHOICES[key]:
-            return None
-        if key in _QUICK_APPEND:
-            values[key].append(value)
-        else:
-            values[key] = _csv(value) if key in _QUICK_CSV else value
-        i += 2
-    values.setdefault("mode", "rpc")
-    ns = _QuickNamespace(**values)
-    return Options(**values), ns
-
-
-class _QuickNamespace:
-    """What :func:`main` reads of argparse's namespace, for a :func:`quick_options` command line."""
-
-    subcommand = None
-    prompt = None
-    output_format = None
-    hide_thinking = False
-    quiet = False
-    list_models = False
-    export = None
-    export_format = "html"
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
+    of a serving host, without importing argparse (``kit/_fast/argv.py``); None for anything else,
+    which then goes through argparse and gets its exact behaviour and messages."""
+    values = quick_values(argv, _csv)
+    return None if values is None else (Options(**values), QuickNamespace(**values))
 
 
 def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None) -> tuple[Options, argparse.Namespace]:
@@ -304,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends import subcommands
 
         return _reader_may_leave(lambda: getattr(subcommands, argv[0])(argv[1:]))
-    quick = quick_options(argv)
+    quick = None if _fast.PLAIN else quick_options(argv)
     parser = None
     if quick is not None:
         opts, ns = quick
@@ -330,9 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         if _stdin_is_tty():
             print(RPC_TTY_HINT, file=sys.stderr, flush=True)
         # The collector pauses over the whole start, the RPC frontend's imports (asyncio, …)
-        # included, and runs again once the host has started (frontends/rpc/main.py _startup_done).
-        collecting = gc.isenabled()
-        gc.disable()
+        # included, and runs again once the host has started (frontends/rpc/main.py serve).
+        collecting = None if _fast.PLAIN else pause_start()
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts, collecting=collecting)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_host.kit.lazy import module
+from atomic_host.kit._fast.lazy import module
 
 BRANCH_SUMMARY_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"

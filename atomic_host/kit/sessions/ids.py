@@ -9,7 +9,7 @@ import time
 from collections.abc import Container
 from typing import Any
 
-from atomic_host.kit.lazy import module
+from atomic_host.kit._fast.lazy import module
 from atomic_host.kit.messages import ms_from_iso
 
 __all__ = ["ms_from_iso"]  # parsed in the kit, where entries become messages; used here by the stores
