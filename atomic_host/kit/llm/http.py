@@ -28,6 +28,19 @@ from atomic_host.kit.llm.abort import AbortSignal
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.kit.llm.sse import LineTooLong, SSEDecoder
 
+__all__ = [
+    "OPEN",
+    "ProviderError",
+    "StreamAborted",
+    "WireParser",
+    "bearer",
+    "drive",
+    "freeze_json",
+    "request_headers",
+    "sse_batches",
+    "sse_events",
+]
+
 MAX_ERROR_BODY = 4000
 MAX_ERROR_READ = 1024 * 1024
 """Bytes of an error (or unexpected) response body read, decompressed; the rest is not read."""
