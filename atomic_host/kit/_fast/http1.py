@@ -1,8 +1,10 @@
-"""Provider streams over plain asyncio: the request as httpx builds it, the response read here.
+"""Provider streams over plain asyncio, not httpx's transport: less host CPU per streamed reply (agent-latency bar).
 
-A 200-delta reply went through httpx → httpcore → h11 → anyio for every network read: about a
-third of the host's CPU per delta, and a new connection per request (a stream the adapter stops
-reading at ``[DONE]`` left its terminating chunk unread, so httpcore could not reuse it). Issue 12.
+The request is built by httpx, the response read here. Through httpx → httpcore → h11 → anyio a
+200-delta reply cost several times the CPU per network read (figures: docs/performance.md), and a
+new connection per request (a stream the adapter stops reading at ``[DONE]`` left its terminating
+chunk unread, so httpcore could not reuse it). Issue 12. ``ATOMIC_PLAIN=1``: every request goes
+through httpx's transport (``kit/llm/http_client.py`` builds no pool).
 
 :class:`DirectPool` sends a request that ``httpx.AsyncClient.build_request`` built (the same
 header order, defaults and JSON bytes as before), serialised and validated by h11, on a
