@@ -51,8 +51,8 @@ RPC_TTY_HINT = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # argparse (with gettext, and shutil + bz2/lzma for its help formatter) costs ~6 ms of a
-    # 2-core machine's startup; a plain RPC command line never gets here (see quick_options).
+    # argparse (with gettext, and shutil + bz2/lzma for its help formatter) is a visible part of a
+    # start (docs/performance.md, the argv row); a plain RPC command line never gets here (see quick_options).
     import argparse
 
     p = argparse.ArgumentParser(

@@ -97,8 +97,8 @@ def parse_records(data: bytes, skipped: list[str] | None = None) -> list[dict[st
     it (``json.loads`` takes what jiter does not: lone surrogate escapes, a BOM, UTF-16), with the
     cyclic GC paused, since parsing only builds acyclic objects.
 
-    Not one parse of all the lines joined into a JSON array, as before: that was no faster (152 ms
-    against 133 ms for 40,000 records), and its check of one item per line could be fooled. A line
+    Not one parse of all the lines joined into a JSON array, as before: that was no faster
+    (docs/performance.md, the jiter row), and its check of one item per line could be fooled. A line
     holding two values and a value spread over two lines give as many items as lines, and records
     that no line holds."""
     # split after each b"\n" (BytesIO finds them with memchr and shares ``data``)
