@@ -14,6 +14,7 @@ same behaviour as the library path it replaces, switched off by ``ATOMIC_PLAIN=1
 - ``fsio``, ``database``, ``processes``: files written atomically, PostgreSQL settings, pids
 - ``messages``, ``transcript``, ``compaction``: the conversation as a model sees it, as text, and
   the compaction settings
+- ``images``: pictures for a model, checked and shrunk
 - ``secrets``, ``log``: credential masking and the ``atomic`` logger
 - ``copies``, ``collector``: JSON copies and bulk builds of acyclic objects
 
@@ -27,6 +28,7 @@ __all__ = [
     "copies",
     "database",
     "fsio",
+    "images",
     "llm",
     "log",
     "messages",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from atomic_host.kit.fsio import private_dir
 
-__all__ = ["new_private_file", "session_temp_dir"]
+__all__ = ["new_private_file", "sanitize_id", "session_temp_dir"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 

@@ -123,6 +123,7 @@ async def serve(opts: Options, collecting: bool | None) -> int:
 
     table = Handlers(rt).table()
     server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
+    rt.exit_request = server.request_shutdown
     try:
         return await server.serve()
     finally:

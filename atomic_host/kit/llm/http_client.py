@@ -26,7 +26,7 @@ from typing import Any
 from atomic_host.kit import _fast
 from atomic_host.kit.log import log
 
-__all__ = ["new_http_client"]
+__all__ = ["new_http_client", "redact_url"]
 
 LOOPBACK_ROUTES = ("all://localhost", "all://127.0.0.1", "all://[::1]")
 
