@@ -7,12 +7,11 @@ requests go through httpx's transport and ``httpx._main`` is httpx's own. Withou
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
-from atomic_host.testing import start_host
+from atomic_host.testing import read_json_when_written, start_host
 
 PROBE = '''
 import gc, json, os, sys
@@ -64,14 +63,6 @@ def register_commands(register):
 '''
 
 
-async def _read(path: Path) -> dict[str, object]:
-    for _ in range(200):
-        if path.exists():
-            return json.loads(path.read_text())
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} was never written")
-
-
 async def _probe(tmp_path: Path, plain: str) -> tuple[dict[str, object], dict[str, object]]:
     ext = tmp_path / "plain_probe.py"
     ext.write_text(PROBE)
@@ -82,12 +73,12 @@ async def _probe(tmp_path: Path, plain: str) -> tuple[dict[str, object], dict[st
         await host.client.get_state()
         for _ in range(100):  # the warm-up thread loads the protocol encoder's engine after the first response
             await host.client.call("prompt", message="/plainprobe")
-            seen = await _read(out / "command.json")
+            seen = await read_json_when_written(out / "command.json")
             if seen["fast_encoder"] or plain == "1":
                 break
             (out / "command.json").unlink()
             await asyncio.sleep(0.05)
-        return await _read(out / "host_start.json"), seen
+        return await read_json_when_written(out / "host_start.json"), seen
 
 
 async def test_atomic_plain_runs_every_library_path(tmp_path: Path) -> None:
