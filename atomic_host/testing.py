@@ -15,6 +15,7 @@ Every host runs in its own temporary agent dir and working directory, with the s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -77,6 +78,17 @@ def read_jsonl(path: Path | str) -> list[Any]:
     inside JSON strings; blank lines are skipped.
     """
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+async def read_json_when_written(path: Path | str, timeout: float = 10.0) -> Any:
+    """The JSON value of the file at ``path`` once it exists (a plugin under test writes it while
+    the host runs); AssertionError if it is not written within ``timeout`` seconds."""
+    path = Path(path)
+    for _ in range(int(timeout / 0.05)):
+        if path.exists():
+            return json.loads(path.read_text())
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
 
 
 def assert_protocol_lines(lines: list[str]) -> None:
@@ -188,8 +200,18 @@ def _prune(node: dict[str, Any], depth: int) -> None:
     node["children"] = []
 
 
+def inherited_env() -> dict[str, str]:
+    """This process's environment for a host under test: no API keys and no ``ATOMIC_*`` setting,
+    but ``ATOMIC_PLAIN`` (which path the suite runs on, see .ci/run)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and (not k.startswith("ATOMIC_") or k == "ATOMIC_PLAIN")
+    }
+
+
 def host_env(agent_dir: Path, faux: Path, faux_log: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+    env = inherited_env()
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # let hosts reuse compiled bytecode: each start is faster
     env.update(ATOMIC_CODING_AGENT_DIR=str(agent_dir), ATOMIC_FAUX_SCRIPT=str(faux), ATOMIC_FAUX_LOG=str(faux_log))
     env.update(extra or {})

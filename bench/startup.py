@@ -1,6 +1,6 @@
 """Startup benchmark: spawn ``atomic --mode rpc`` → first ``get_state`` response.
 
-    python bench/startup.py [-n 15] [--top 15] [--instructions]
+    python bench/startup.py [-n 15] [--top 15] [--instructions] [--plain]
 
 Prints the median / min / max of N spawns (every built-in plugin registered, faux provider, a
 fresh agent dir) and, spawned the same way in turns with them, the interpreter floor of issue 12
@@ -12,6 +12,8 @@ machine), then a ``python -X importtime`` run summarised as the top cumulative i
 main thread under ``valgrind --tool=callgrind`` (the host answering one get_state, then EOF; the
 floor), with the .pyc cache warm. The warm-up thread and the loop watchdog are threads of their
 own and not counted. Takes ~30 s; needs valgrind.
+
+``--plain`` starts the host with ``ATOMIC_PLAIN=1`` (no speed tactic: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import time
 GET_STATE = b'{"type":"get_state","id":"s"}\n'
 
 
+PLAIN = False
+"""Start the host with ``ATOMIC_PLAIN=1`` (``--plain``)."""
 PYCACHE: str | None = None
 """Bytecode cache dir (``PYTHONPYCACHEPREFIX``) for the "installed" runs; None = compile every time."""
 
@@ -36,6 +40,8 @@ PYCACHE: str | None = None
 def _env(agent_dir: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_") and not k.endswith("_API_KEY")}
     env["ATOMIC_CODING_AGENT_DIR"] = agent_dir
+    if PLAIN:
+        env["ATOMIC_PLAIN"] = "1"
     if PYCACHE is not None:
         # An installed host has .pyc files; keep them in a private dir, not in the repo.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -123,12 +129,14 @@ def instructions(command: list[str], agent_dir: str, cwd: str, out_dir: str) -> 
 
 
 def main() -> None:
-    global PYCACHE
+    global PYCACHE, PLAIN
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=15, help="number of spawns (default 15)")
     ap.add_argument("--top", type=int, default=15, help="imports to list (default 15)")
     ap.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
+    ap.add_argument("--plain", action="store_true", help="the host with ATOMIC_PLAIN=1 (no speed tactics)")
     ns = ap.parse_args()
+    PLAIN = ns.plain
     with tempfile.TemporaryDirectory(prefix="atomic-bench-") as tmp:
         agent_dir, cwd = os.path.join(tmp, "agent"), os.path.join(tmp, "work")
         os.makedirs(agent_dir)

@@ -1,7 +1,7 @@
 """The issue-12 table in one command: atomic-host against the interpreter floor and the upstream agent.
 
     python bench/table.py [--runs N] [--no-upstream] [--pi-dir DIR] [--turns 2000] [--bash-mb 20]
-                          [--settle-ms 50] [--samples]
+                          [--settle-ms 50] [--samples] [--plain]
 
 Prints a markdown table (figure | upstream | atomic-host | ratio | goal | met?) and footnotes.
 Every figure is the median of ``--runs`` (default 7) client-measured timings, after untimed
@@ -28,6 +28,9 @@ Both agents run side by side, one process each per phase, and every round visits
 (rotating the order) after a 50 ms pause, so both see the same machine load. On a shared machine
 the medians move with the load: the header prints the load average, the notes the best run of
 each figure, ``--samples`` every timing; raise ``--runs`` when the machine is busy.
+
+``--plain`` runs atomic-host with ``ATOMIC_PLAIN=1``: every speed tactic off (docs/performance.md),
+for what they buy; compare its ratios to upstream with a run without it, the machine load moves both.
 
 The upstream yardstick is ``@mariozechner/pi-coding-agent@0.73.1``, installed with npm into a
 temporary dir (or ``--pi-dir``, kept for the next run) and run as ``pi --mode rpc`` with
@@ -184,10 +187,11 @@ class Agent:
         return env, (root / "work").resolve()
 
 
-def atomic_agent() -> Agent:
+def atomic_agent(plain: bool = False) -> Agent:
+    """atomic-host's RPC command; ``plain``: with ``ATOMIC_PLAIN=1`` (no speed tactic, docs/performance.md)."""
     script = Path(sys.executable).parent / "atomic"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "atomic_host"]
-    return Agent(ATOMIC, [*command, "--mode", "rpc"], "ATOMIC_CODING_AGENT_DIR")
+    return Agent(ATOMIC, [*command, "--mode", "rpc"], "ATOMIC_CODING_AGENT_DIR", {"ATOMIC_PLAIN": "1"} if plain else {})
 
 
 def pi_agent(bin_path: Path) -> Agent:
@@ -672,8 +676,9 @@ def rows(res: Results, ns: argparse.Namespace) -> list[tuple[str, str, str, str,
 def report(res: Results, ns: argparse.Namespace, agents: list[Agent], upstream_note: str) -> None:
     now = datetime.datetime.now().astimezone()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    plain = "atomic-host with ATOMIC_PLAIN=1. " if ns.plain else ""
     print(
-        f"Medians of {ns.runs}, {now:%Y-%m-%d %H:%M %Z}, {os.cpu_count()} cores (load average {load}); "
+        f"{plain}Medians of {ns.runs}, {now:%Y-%m-%d %H:%M %Z}, {os.cpu_count()} cores (load average {load}); "
         f"Python {platform.python_version()}, node {_node_version()}; upstream: {upstream_note}."
     )
     print()
@@ -741,7 +746,7 @@ async def measure(ns: argparse.Namespace) -> None:
     res = Results()
     tmp = Path(tempfile.mkdtemp(prefix="atomic-table-"))
     server = Server()
-    agents = [atomic_agent()]
+    agents = [atomic_agent(ns.plain)]
     upstream_note = "not run (--no-upstream)"
     try:
         if not ns.no_upstream:
@@ -780,6 +785,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2000, help="turns in the long session (default 2000)")
     parser.add_argument("--bash-mb", type=int, default=20, help="MB the direct bash command prints (default 20)")
     parser.add_argument("--samples", action="store_true", help="also print every timing")
+    parser.add_argument("--plain", action="store_true", help="atomic-host with ATOMIC_PLAIN=1 (no speed tactics)")
     parser.add_argument("--settle-ms", type=float, default=SETTLE_S * 1000, help="pause before each step (50)")
     ns = parser.parse_args()
     SETTLE_S = ns.settle_ms / 1000

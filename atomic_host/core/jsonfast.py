@@ -1,14 +1,15 @@
 """The protocol's JSON encoder: one compact line per record, safe for any nesting depth.
 
-Two engines give the same JSON values: orjson (about 10x faster on big responses such as
-``get_messages`` of a long session) once :func:`load_fast_encoder` has run — the RPC host calls it
-from its warm-up thread after the first response, so startup never pays for the import — and the
-standard library's C encoder otherwise, or for what orjson refuses (nesting deeper than 254,
-integers beyond 64 bits, non-string keys, lone surrogates). Either way U+2028, U+2029 and U+0085
-never appear raw, so no client line splitter can cut a record in two, and the output is strict
-JSON: a float that is NaN or infinite (a plugin's ``float("nan")``, a client's ``1e400``) is written
-``null`` by both engines, as orjson and JavaScript's ``JSON.stringify`` write it, never the
-``NaN``/``Infinity`` that ``JSON.parse``, serde and Go reject.
+Two engines give the same JSON values: a faster one (``atomic_host.kit._fast.json_encoder``,
+orjson) once :func:`load_fast_encoder` has run — the RPC host calls it from its warm-up thread
+after the first response, so startup never pays for the import, and never under
+``ATOMIC_PLAIN=1`` — and the standard library's C encoder otherwise, or for what the fast one
+refuses (nesting deeper than 254, integers beyond 64 bits, non-string keys, lone surrogates).
+Either way U+2028, U+2029 and U+0085 never appear raw, so no client line splitter can cut a record
+in two, and the output is strict JSON: a float that is NaN or infinite (a plugin's
+``float("nan")``, a client's ``1e400``) is written ``null`` by both engines, as orjson and
+JavaScript's ``JSON.stringify`` write it, never the ``NaN``/``Infinity`` that ``JSON.parse``,
+serde and Go reject.
 """
 
 from __future__ import annotations
@@ -18,24 +19,21 @@ import re
 from typing import Any
 
 _fast: Any = None
-"""``orjson.dumps`` once loaded."""
+"""The fast engine's ``encode(obj, default)`` once loaded (None: the standard encoder only)."""
 
 
 def load_fast_encoder() -> bool:
-    """Switch :func:`dumps` to orjson when it is installed (True if it is)."""
+    """Switch :func:`dumps` to the fast engine (True when it is on)."""
     global _fast
-    try:
-        # optional: orjson when installed; the host runs on stdlib json without it
-        import orjson
-    except ImportError:
-        return False
-    _fast = orjson.dumps
+    from atomic_host.kit._fast.json_encoder import encode  # off the start path: the warm-up thread calls this
+
+    _fast = encode
     return True
 
 
 def fast_encoder_loaded() -> bool:
-    """True once :func:`dumps` uses orjson (its text differs from the standard encoder's in
-    escapes and number forms, never in value): caches of encoded text are kept per engine."""
+    """True once :func:`dumps` uses the fast engine (its text differs from the standard encoder's
+    in escapes and number forms, never in value): caches of encoded text are kept per engine."""
     return _fast is not None
 
 
@@ -98,20 +96,9 @@ def dumpb(obj: Any) -> bytes:
 
 
 def _fast_bytes(obj: Any) -> bytes | None:
-    """orjson's encoding with the line breaks escaped; None before orjson is loaded or for what it refuses."""
+    """The fast engine's encoding; None before it is loaded or for what it refuses."""
     fast = _fast
-    if fast is None:
-        return None
-    try:
-        out = fast(obj, default=_default)
-    except TypeError:  # orjson.JSONEncodeError: too deep, a huge int, a non-str key, a surrogate
-        return None
-    # ``isascii`` first (word-at-a-time, 0.15 ms on 2.4 MB): the two substring scans cost
-    # 4 ms there, and most responses are all ASCII (a regex alternation took 10 ms)
-    if not out.isascii() and (b"\xe2\x80" in out or b"\xc2\x85" in out):
-        out = out.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
-        out = out.replace(b"\xc2\x85", b"\\u0085")
-    return out
+    return None if fast is None else fast(obj, _default)
 
 
 def _standard(obj: Any) -> str:

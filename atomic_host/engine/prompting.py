@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent
 from atomic_host.engine.active import now_ms
-from atomic_host.kit.lazy import loaded
+from atomic_host.kit._fast.lazy import loaded
 from atomic_host.kit.log import log, plugin_log
 from atomic_host.kit.messages import message_text
 from atomic_host.plugins.faults import debug_traceback, fault_report

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import sys
@@ -12,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 from atomic_host import __version__
 from atomic_host.core.options import Options
 from atomic_host.core.options import csv_list as _csv
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.argv import QuickNamespace, quick_values
+from atomic_host.kit._fast.collector import pause_start
 from atomic_host.kit.permission_modes import MODES
 from atomic_host.kit.secrets import install_stdio
 
@@ -52,8 +54,8 @@ RPC_TTY_HINT = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # argparse (with gettext, and shutil + bz2/lzma for its help formatter) costs ~6 ms of a
-    # 2-core machine's startup; a plain RPC command line never gets here (see quick_options).
+    # argparse (with gettext, and shutil + bz2/lzma for its help formatter) is a visible part of a
+    # start (docs/performance.md, the argv row); a plain RPC command line never gets here (see quick_options).
     import argparse
 
     p = argparse.ArgumentParser(
@@ -178,98 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-_QUICK_VALUE = {
-    "--mode": "mode",
-    "--provider": "provider",
-    "--model": "model",
-    "--thinking": "thinking",
-    "--api-key": "api_key",
-    "--models": "models",
-    "--session": "session",
-    "--session-dir": "session_dir",
-    "--session-store": "session_store",
-    "-n": "name",
-    "--name": "name",
-    "-e": "extensions",
-    "--extension": "extensions",
-    "--prompt-template": "prompt_templates",
-    "--skill": "skills",
-    "--tools": "tools",
-    "--exclude-tools": "exclude_tools",
-    "--system-prompt": "system_prompt",
-    "--append-system-prompt": "append_system_prompt",
-    "--permission-mode": "permission_mode",
-}
-"""Options taking one value that :func:`quick_options` reads: flag → Options field."""
-_QUICK_FLAG = {
-    "--no-session": ("no_session", True),
-    "-c": ("continue_session", True),
-    "--continue": ("continue_session", True),
-    "--no-extensions": ("no_extensions", True),
-    "--approve": ("approve", True),
-    "--no-approve": ("approve", False),
-    "--watch": ("watch", True),
-    "--no-tools": ("no_tools", True),
-    "--no-builtin-tools": ("no_builtin_tools", True),
-}
-_QUICK_APPEND = frozenset({"extensions", "prompt_templates", "skills"})
-_QUICK_CSV = frozenset({"models", "tools", "exclude_tools"})
-_QUICK_CHOICES = {
-    "mode": ("rpc", "acp"),
-    "permission_mode": MODES,
-    "thinking": ("off", "minimal", "low", "medium", "high", "xhigh", "max"),
-}
-"""Only the serving modes: print/json need -p and its print-mode flags, which take the full parser."""
-
-
 def quick_options(argv: list[str]) -> tuple[Options, Any] | None:
     """The ``(Options, namespace)`` :func:`parse_options` would return, for the plain command lines
-    of a serving host (``--mode rpc --model p/m --no-session …``), without importing argparse; None
-    for anything else (help, print mode, subcommands, ``--opt=value``, abbreviations, a value that
-    starts with ``-``, a choice argparse would refuse, ``--approve`` with ``--no-approve``), which
-    then goes through argparse and gets its exact behaviour and messages."""
-    values: dict[str, Any] = {"extensions": [], "prompt_templates": [], "skills": [], "exclude_tools": []}
-    i, n = 0, len(argv)
-    while i < n:
-        arg = argv[i]
-        flag = _QUICK_FLAG.get(arg)
-        if flag is not None:
-            key, value = flag
-            if key == "approve" and values.get(key, value) != value:
-                return None  # mutually exclusive: argparse's error
-            values[key] = value
-            i += 1
-            continue
-        key = _QUICK_VALUE.get(arg)
-        if key is None or i + 1 >= n or argv[i + 1].startswith("-"):
-            return None
-        value = argv[i + 1]
-        if key in _QUICK_CHOICES and value not in _QUICK_CHOICES[key]:
-            return None
-        if key in _QUICK_APPEND:
-            values[key].append(value)
-        else:
-            values[key] = _csv(value) if key in _QUICK_CSV else value
-        i += 2
-    values.setdefault("mode", "rpc")
-    ns = _QuickNamespace(**values)
-    return Options(**values), ns
-
-
-class _QuickNamespace:
-    """What :func:`main` reads of argparse's namespace, for a :func:`quick_options` command line."""
-
-    subcommand = None
-    prompt = None
-    output_format = None
-    hide_thinking = False
-    quiet = False
-    list_models = False
-    export = None
-    export_format = "html"
-
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
+    of a serving host, without importing argparse (``kit/_fast/argv.py``); None for anything else,
+    which then goes through argparse and gets its exact behaviour and messages."""
+    values = quick_values(argv, _csv)
+    return None if values is None else (Options(**values), QuickNamespace(**values))
 
 
 def extension_flags(argv: list[str], parser: argparse.ArgumentParser) -> tuple[list[str], dict[str, bool | str]]:
@@ -348,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         from atomic_host.frontends import subcommands
 
         return _reader_may_leave(lambda: getattr(subcommands, argv[0])(argv[1:]))
-    quick = quick_options(argv)
+    quick = None if _fast.PLAIN else quick_options(argv)
     parser = None
     if quick is not None:
         opts, ns = quick
@@ -376,10 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         if _stdin_is_tty():
             print(RPC_TTY_HINT, file=sys.stderr, flush=True)
         # The collector pauses over the whole start, the RPC frontend's imports (asyncio, …)
-        # included, and runs again once the host has started (frontends/rpc/main.py _startup_done).
-        collecting = gc.isenabled()
-        gc.disable()
-        # per mode: the RPC frontend (asyncio, the runtime) loads with the collector paused
+        # included, and runs again once the host has started (frontends/rpc/main.py serve).
+        collecting = None if _fast.PLAIN else pause_start()
         from atomic_host.frontends.rpc.main import run_rpc
 
         return run_rpc(opts, collecting=collecting)

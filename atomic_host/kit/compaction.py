@@ -6,6 +6,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+__all__ = [
+    "DEFAULT_PRESERVE_RECENT",
+    "DEFAULT_QUERY",
+    "DEFAULT_RATIO",
+    "normalize_preserve_recent",
+    "normalize_query",
+    "normalize_ratio",
+    "setting",
+    "stats",
+]
+
 DEFAULT_RATIO = 0.5
 DEFAULT_PRESERVE_RECENT = 2
 DEFAULT_QUERY = "the latest user request"

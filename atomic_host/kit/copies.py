@@ -1,33 +1,19 @@
-"""Copies of JSON-shaped data: a deep copy specialised for dicts, lists and scalars.
-
-Model dicts come from JSON (the catalog files, models.json) or from plugins' ``ProviderInfo.models``;
-the host's model registry and the built-in catalog plugin both copy them, so this lives in the kit.
-``copy.deepcopy`` spends most of its time on its memo and dispatch machinery; for dicts, lists and
-scalars a direct recursion gives the same result several times faster. Anything else (a tuple, a
-plugin's own object) still goes through ``copy.deepcopy``, so the result equals ``copy.deepcopy``'s
-for every value; the one difference is that a container referenced twice inside ``value`` is copied
-twice instead of once (JSON data never shares containers).
-"""
+"""Copies of JSON-shaped data (model dicts from the catalog files, models.json or a plugin's
+``ProviderInfo.models``): :func:`json_copy` is ``copy.deepcopy``, on a path specialised for dicts,
+lists and scalars (``atomic_host.kit._fast.json_copy``)."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any
 
-T = TypeVar("T")
+from atomic_host.kit import _fast
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+__all__ = ["json_copy"]
 
-
-def json_copy(value: T) -> T:
-    """A deep copy of ``value``: new dicts and lists all the way down, scalars shared (they are
-    immutable), other objects ``copy.deepcopy``'d."""
-    kind = type(value)
-    if kind is dict:
-        return {k: v if type(v) in _SCALARS else json_copy(v) for k, v in value.items()}  # type: ignore[attr-defined,return-value]
-    if kind is list:
-        return [v if type(v) in _SCALARS else json_copy(v) for v in value]  # type: ignore[attr-defined,return-value]
-    if kind in _SCALARS:
-        return value
-    import copy  # lazy: JSON data never gets here, and the start path copies only JSON data
-
-    return copy.deepcopy(value)
+json_copy: Callable[[Any], Any]
+"""A deep copy of a JSON-shaped value (``copy.deepcopy``'s result)."""
+if _fast.PLAIN:
+    from copy import deepcopy as json_copy
+else:
+    from atomic_host.kit._fast.json_copy import json_copy

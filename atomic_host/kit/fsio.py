@@ -12,6 +12,8 @@ from typing import Any
 
 from atomic_host.kit.log import log
 
+__all__ = ["atomic_write", "ensure_private_dir", "fsync_dir", "private_dir", "read_json_object", "write_all"]
+
 
 def write_all(fd: int, data: bytes) -> None:
     """``os.write`` until every byte is written (a write may be partial)."""

@@ -14,6 +14,20 @@ import binascii
 import io
 import struct
 
+__all__ = [
+    "MAX_BYTES",
+    "MAX_INPUT_BYTES",
+    "MAX_SIDE",
+    "SUPPORTED",
+    "ImageProblem",
+    "check",
+    "decode_base64",
+    "dimensions",
+    "fit",
+    "prepare",
+    "sniff_mime",
+]
+
 MAX_SIDE = 2000
 MAX_BYTES = 3_750_000
 """Decoded bytes: 5 MB once base64-encoded, the smallest per-image limit of the providers."""

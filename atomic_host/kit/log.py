@@ -14,6 +14,8 @@ import logging
 import os
 import sys
 
+__all__ = ["log", "plugin_log"]
+
 
 class _StderrHandler(logging.Handler):
     """Writes to the current ``sys.stderr`` (looked up per record: tests and frontends replace it)."""

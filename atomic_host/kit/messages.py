@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_host.kit.lazy import module
+from atomic_host.kit._fast.lazy import module
+
+__all__ = [
+    "convert_to_llm",
+    "entry_to_message",
+    "is_active_boundary",
+    "message_text",
+    "starts_user_turn",
+    "unique_call_id",
+]
 
 BRANCH_SUMMARY_PREFIX = (
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -105,6 +114,7 @@ def entry_to_message(entry: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def is_active_boundary(entry: dict[str, Any]) -> bool:
+    """Whether ``entry`` is a compaction whose summary replaces the turns before it in the context."""
     details = entry.get("details")
     return (
         entry.get("type") == "compaction"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+__all__ = ["pid_alive"]
+
 
 def pid_alive(pid: int) -> bool:
     """Whether a process with this pid exists on this machine (one we may not signal counts)."""

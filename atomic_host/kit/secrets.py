@@ -27,6 +27,8 @@ import re
 import sys
 from typing import Any, TextIO
 
+__all__ = ["active", "mask", "mask_json", "mask_obj", "register", "register_url", "url_credentials"]
+
 MIN_SECRET_LENGTH = 8
 """Shorter values are placeholders, not credentials (see the module docstring)."""
 

@@ -34,6 +34,8 @@ from atomic_host.kit.tempdirs import new_private_file, session_temp_dir
 from atomic_host.kit.tool_env import tool_environment
 from atomic_host.kit.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_tail
 
+__all__ = ["OutputTail", "ShellResult", "run_shell", "terminate_group"]
+
 READ_SIZE = 1024 * 1024
 PIPE_SIZE = 1024 * 1024
 """Asked-for pipe capacity (Linux F_SETPIPE_SZ): fewer, bigger reads and deltas for chatty commands."""

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from atomic_host.kit.fsio import private_dir
 
+__all__ = ["new_private_file", "sanitize_id", "session_temp_dir"]
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 

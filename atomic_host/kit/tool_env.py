@@ -26,6 +26,8 @@ from typing import Any
 
 from atomic_host.kit import secrets
 
+__all__ = ["declare", "pass_through", "tool_environment"]
+
 SCRUBBED_NAME_PARTS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "HEADERS")
 """A variable whose upper-cased name contains one of these is left out."""
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+__all__ = ["serialize_conversation", "serialize_transcript"]
+
 TOOL_RESULT_MAX_CHARS = 16_000
 Mode = Literal["compacted", "retained"]
 

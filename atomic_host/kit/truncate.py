@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "Truncation", "truncate_head", "truncate_tail"]
+
 DEFAULT_MAX_LINES = 3000
 DEFAULT_MAX_BYTES = 50 * 1024
 

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
-from types import FunctionType, MethodType, ModuleType
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -29,6 +29,9 @@ from atomic_host.contract import hookspecs
 from atomic_host.contract.hookspecs import DISPATCH_RULES
 from atomic_host.contract.markers import FAIL_CLOSED, PROJECT_NAME
 from atomic_host.contract.records import field, record
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.dist_info import group_declared
+from atomic_host.kit._fast.pluggy_register import QuickPluginManager
 from atomic_host.kit.log import plugin_log
 from atomic_host.plugins.faults import (
     HookFailed,
@@ -71,94 +74,6 @@ class PluginRecord:
         if self.module is None or pm.get_plugin(self.name) is None:
             return []
         return sorted(h.name for h in pm.get_hookcallers(self.module) or [])
-
-
-def _group_declared(group: str) -> bool:
-    """Cheap pre-check: does any ``*.dist-info``/``*.egg-info`` on ``sys.path`` declare ``[group]``?
-
-    A false positive only costs the full importlib_metadata scan; unreadable entries (zip files)
-    are treated as "maybe", so no installed plugin is ever missed.
-    """
-    header = f"[{group}]".encode()
-    for entry in sys.path:
-        directory = entry or "."
-        try:
-            names = os.listdir(directory)
-        except NotADirectoryError:
-            return True  # a zip/egg on sys.path: let importlib_metadata look inside
-        except OSError:
-            continue
-        listing = "/".join(names)  # one search in C: most of sys.path (the stdlib) holds no distribution
-        if ".dist-info" not in listing and ".egg-info" not in listing:
-            continue
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            path = f"{directory}/{name}/entry_points.txt"
-            # os.access first: most distributions have no entry_points.txt, and a failed open
-            # raises (an exception per distribution costs more than the check)
-            if os.access(path, os.F_OK) and header in _read_bytes(path):
-                return True
-    return False
-
-
-def _read_bytes(path: str) -> bytes:
-    """The file's bytes, b"" when it cannot be read. Bare ``os`` calls: most distributions have no
-    entry_points.txt, and ``open()`` costs twice as much per file (~80 files in a dev venv)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return b""
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
-_ABSENT = object()
-_BINDABLE = (staticmethod, classmethod, MethodType)
-
-
-class _PluginManager(pluggy.PluginManager):
-    """pluggy's manager, with a quicker look at a module plugin's attributes.
-
-    ``register`` asks :meth:`parse_hookimpl_opts` about every name in ``dir(plugin)``; pluggy
-    answers with ``inspect.getattr_static``, ~400 calls over the built-ins (a few ms of every start).
-    For a module, a name whose ``__dict__`` value is no function (an import, a class, a constant)
-    gets the same answer, None, without it, and a plain function the same answer pluggy reads from
-    it (its marker attribute, when that is a dict); anything else goes to pluggy. The same for the
-    hookspecs module (``add_hookspecs``)."""
-
-    def __init__(self, project_name: str) -> None:
-        super().__init__(project_name)
-        self._impl_marker = project_name + "_impl"
-        self._spec_marker = project_name + "_spec"
-
-    # Both written out, one call per name: a start asks ~600 times.
-    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        if type(plugin) is ModuleType:
-            value = plugin.__dict__.get(name, _ABSENT)
-            if type(value) is FunctionType:  # pluggy's reading: the marker attribute, when it is a dict
-                opts = getattr(value, self._impl_marker, None)
-                return opts if isinstance(opts, dict) else None
-            if value is not _ABSENT and not isinstance(value, _BINDABLE):
-                return None  # no function at all: an import, a class, a constant
-        return super().parse_hookimpl_opts(plugin, name)
-
-    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
-        if type(module_or_class) is ModuleType:
-            value = module_or_class.__dict__.get(name, _ABSENT)
-            if type(value) is FunctionType:
-                opts = getattr(value, self._spec_marker, None)
-                return opts if isinstance(opts, dict) else None
-            if value is not _ABSENT and not isinstance(value, _BINDABLE):
-                return None
-        return super().parse_hookspec_opts(module_or_class, name)
 
 
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
@@ -212,7 +127,7 @@ class PluginHost:
     """Owns the pluggy PluginManager and the loading pipeline."""
 
     def __init__(self, on_error: ErrorSink) -> None:
-        self.pm = _PluginManager(PROJECT_NAME)
+        self.pm = pluggy.PluginManager(PROJECT_NAME) if _fast.PLAIN else QuickPluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
         self.on_error = on_error
@@ -309,8 +224,8 @@ class PluginHost:
 
     def load_entry_points(self, blocked: set[str] | frozenset[str] = frozenset()) -> list[PluginRecord]:
         """Load installed packages that declare the ``atomic_host`` entry-point group."""
-        if not _group_declared(PROJECT_NAME):
-            return []  # skips importing importlib_metadata (~50 ms of startup) when nothing is installed
+        if not _fast.PLAIN and not group_declared(PROJECT_NAME):
+            return []  # skips importing importlib_metadata when nothing is installed (kit/_fast/dist_info.py)
         # lazy: importlib_metadata (~50 ms) only when some distribution declares the entry-point group
         import importlib_metadata
 

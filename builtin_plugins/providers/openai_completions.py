@@ -9,8 +9,7 @@ from typing import Any
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.kit.llm import event_json
 from atomic_host.kit.llm.context import clamp_max_tokens, text_of, transform_messages
-from atomic_host.kit.llm.http import WireParser, bearer, drive, request_headers
-from atomic_host.kit.llm.http1 import freeze_json
+from atomic_host.kit.llm.http import WireParser, bearer, drive, freeze_json, request_headers
 from atomic_host.kit.llm.stream import AssistantStream, Event
 from atomic_host.kit.llm.wire_errors import error_object_text
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import stat
 import sys
@@ -13,6 +12,8 @@ from typing import Any
 
 from atomic_host.core.options import Options
 from atomic_host.frontends.rpc.io import Output, flush_all
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.collector import start_done
 from atomic_host.kit.log import log
 from atomic_host.plugins.faults import host_exit
 from atomic_host.runtime import Runtime
@@ -24,8 +25,8 @@ def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
     compaction: a prompt right after the first response would otherwise import them on the loop
     while this thread holds the GIL for pydantic), the session file format (the first reply's
     write) and session navigation (new_session, fork, …), then orjson, httpx (and, when the
-    session's model is reached over HTTP, the TLS context: the CA bundle, ~25 ms the first prompt
-    would wait for), the pydantic protocol models and the tools' modules and schemas."""
+    session's model is reached over HTTP, the TLS context: the CA bundle the first prompt would
+    otherwise wait for), the pydantic protocol models and the tools' modules and schemas."""
     try:
         # the warm-up itself: what the first prompt would otherwise import on the loop (tests/perf/startup_imports)
         import atomic_host.agent.loop
@@ -35,8 +36,8 @@ def _prewarm(tools: list[Any], needs_http: bool = False) -> None:
         import atomic_host.kit.sessions.jsonl
         from atomic_host.core.jsonfast import load_fast_encoder
 
-        load_fast_encoder()
-        # the warm-up: httpx, for the first provider request
+        if not _fast.PLAIN:
+            load_fast_encoder()
         import httpx  # noqa: F401
 
         if needs_http:
@@ -84,9 +85,10 @@ def _widen_pipe(fd: int) -> None:
         pass
 
 
-async def serve(opts: Options, collecting: bool) -> int:
+async def serve(opts: Options, collecting: bool | None) -> int:
     """Start the runtime and serve stdin until EOF. The caller paused the garbage collector for the
-    start (``collecting``: whether it ran before); it runs again once started (:func:`_startup_done`)."""
+    start (``collecting``: whether it ran before; None: not paused, ``ATOMIC_PLAIN``); it runs again
+    once started (``kit._fast.collector.start_done``)."""
     try:
         # the RPC server's parts: ACP imports this module (claim_stdout, run_to_exit) without them
         from atomic_host.frontends.rpc.handlers import Handlers
@@ -102,7 +104,8 @@ async def serve(opts: Options, collecting: bool) -> int:
             log.warning(f"failed to start: {type(exc).__name__}: {exc}")
             return 1
     finally:
-        _startup_done(collecting)
+        if collecting is not None:
+            start_done(collecting)
 
     async def on_eof() -> None:
         ui.close()  # nobody is left to answer a dialog: an extension waiting on one goes on at once
@@ -133,19 +136,6 @@ async def serve(opts: Options, collecting: bool) -> int:
         out.flush()
 
 
-def _startup_done(collecting: bool) -> None:
-    """End the garbage collector's pause over the imports and the runtime's start.
-
-    Starting allocates some 25,000 tracked objects (modules, functions, classes, plugin
-    registrations) and leaves a few hundred of them as garbage; the collections their allocation
-    triggers traverse the live ones again and again, ~13% of the instructions of a start. Frozen
-    (``gc.freeze``), they are never traversed again, by the first collection nor by any later
-    one; the startup garbage among them stays (a few hundred objects)."""
-    gc.freeze()
-    if collecting:
-        gc.enable()
-
-
 EXIT_GRACE_S = 2.0
 """At exit, how long tasks left running get to finish after being cancelled."""
 
@@ -174,7 +164,7 @@ def run_until_done(main: Coroutine[Any, Any, int]) -> int:
             loop.close()
 
 
-def run_rpc(opts: Options, *, collecting: bool) -> int:
+def run_rpc(opts: Options, *, collecting: bool | None) -> int:
     """``atomic --mode rpc``; ``collecting`` as for :func:`serve`."""
     return run_to_exit(serve(opts, collecting))
 

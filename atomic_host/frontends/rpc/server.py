@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -108,45 +107,13 @@ class RpcServer:
 
     def _catch_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         """SIGTERM, SIGHUP and SIGINT end the server with 143, 129 and 130 (:meth:`_terminate`, run
-        on the loop), as ``loop.add_signal_handler`` would arrange, without its cost: it checks each
-        signal against ``signal.valid_signals()``, which converts every signal number to the
-        ``Signals`` enum and raises and catches a ValueError for each of the ~30 real-time ones
-        (~0.8M instructions a call, three calls: ~0.7% of a start).
-
-        The handler runs on the main thread, between bytecodes, and only schedules
-        :meth:`_terminate`. A signal the kernel delivers to another thread (a plugin's, the
-        watchdog's) interrupts nobody's ``epoll_wait``; the interpreter then writes the signal
-        number to the wakeup fd, a pipe the loop reads, and the loop wakes up to run the handler
-        (asyncio's own mechanism). A wakeup fd already set (a plugin's asyncio signal handler on
-        this loop) is kept: it wakes this loop too. Once the loop is closed a signal has its
-        default effect, as after asyncio's ``loop.close()``."""
-        codes = {int(sig): code for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130))}
-
-        def handler(signum: int, _frame: Any) -> None:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(self._terminate, codes[signum])
-            elif signum == signal.SIGINT:
-                raise KeyboardInterrupt  # what signal.default_int_handler does
-            else:
-                signal.signal(signum, signal.SIG_DFL)
-                signal.raise_signal(signum)
-
-        try:
-            # not on the main thread (or no signals here): no handlers, as add_signal_handler leaves it
-            previous = signal.set_wakeup_fd(-1)
-        except (ValueError, AttributeError):
-            return
-        if previous == -1:
-            read_fd, write_fd = os.pipe()
-            os.set_blocking(read_fd, False)
-            os.set_blocking(write_fd, False)
-            signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-            loop.add_reader(read_fd, _drain, read_fd)
-        else:
-            signal.set_wakeup_fd(previous)
-        for signum in codes:
-            signal.signal(signum, handler)
-            signal.siginterrupt(signum, False)  # SA_RESTART, as asyncio sets: other threads' calls go on
+        on the loop). Once the loop is closed a signal has its default effect again (asyncio's
+        ``loop.close()`` removes the handlers)."""
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)):
+            try:
+                loop.add_signal_handler(sig, self._terminate, code)
+            except (RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+                return
 
     def _client_gone(self, exc: OSError) -> None:
         """A write to stdout failed: nothing the host does can be seen any more, so it leaves, the
@@ -241,14 +208,6 @@ class RpcServer:
         if self.on_first_response is not None:
             callback, self.on_first_response = self.on_first_response, None
             callback()
-
-
-def _drain(fd: int) -> None:
-    """Empty the signal wakeup pipe: its bytes only woke the loop (the handler does the work)."""
-    try:
-        os.read(fd, 4096)
-    except OSError:
-        pass
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from atomic_host.core.protocol.declarations import DECLARATIONS, Declaration
-from atomic_host.kit.lazy import loaded
+from atomic_host.kit._fast.lazy import loaded
 
 Cmd = dict[str, Any]
 """A command as decoded from its JSON line."""

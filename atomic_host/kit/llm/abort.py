@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+__all__ = ["AbortSignal"]
+
 
 class AbortSignal(asyncio.Event):
     """An :class:`asyncio.Event` whose watchers (:meth:`on_set`) are called soon after it is set."""

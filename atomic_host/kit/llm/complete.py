@@ -10,6 +10,8 @@ from atomic_host.contract.providers import StreamFn, StreamOptions
 from atomic_host.kit import secrets
 from atomic_host.kit.llm.usage import empty_usage
 
+__all__ = ["complete"]
+
 
 def assistant_message(model: dict[str, Any] | None, stop_reason: str, error: str | None = None) -> dict[str, Any]:
     """An empty assistant message for ``model`` (zero usage): the pending one a stream starts from,

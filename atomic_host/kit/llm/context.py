@@ -8,6 +8,8 @@ from typing import Any
 
 from atomic_host.kit.messages import message_text
 
+__all__ = ["clamp_max_tokens", "estimate_context_tokens", "text_of", "transform_messages"]
+
 IMAGE_CHARS = 4800
 REPLY_RESERVE_TOKENS = 4096
 """Tokens of the context window a request's ``max_tokens`` never takes (:func:`clamp_max_tokens`)."""

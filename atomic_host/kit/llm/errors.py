@@ -12,6 +12,8 @@ from typing import Any
 
 from atomic_host.kit.llm.context import REPLY_RESERVE_TOKENS
 
+__all__ = ["classify", "is_context_overflow", "is_retryable_error"]
+
 EMPTY_COMPLETION_MESSAGE = "Provider returned an empty completion"
 LENGTH_FULL_RATIO = 0.95
 """A length stop whose prompt + output reach this share of the reply room counts as a full context."""

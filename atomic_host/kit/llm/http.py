@@ -21,10 +21,25 @@ from typing import Any
 import httpx
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.http1 import DirectBody, DirectPool, PreparedPost
+from atomic_host.kit._fast.http1 import freeze_json as _keep_encoded
 from atomic_host.kit.llm.abort import AbortSignal
-from atomic_host.kit.llm.http1 import DirectBody, DirectPool, PreparedPost
 from atomic_host.kit.llm.http_client import new_http_client
 from atomic_host.kit.llm.sse import LineTooLong, SSEDecoder
+
+__all__ = [
+    "OPEN",
+    "ProviderError",
+    "StreamAborted",
+    "WireParser",
+    "bearer",
+    "drive",
+    "freeze_json",
+    "request_headers",
+    "sse_batches",
+    "sse_events",
+]
 
 MAX_ERROR_BODY = 4000
 MAX_ERROR_READ = 1024 * 1024
@@ -33,6 +48,13 @@ INFLATE_PIECE = 1024 * 1024
 """Most bytes one step of decompressing a body gives."""
 OPEN = ("__open__", "")
 """First item :func:`sse_events` yields: the response headers arrived (time for ``start``)."""
+
+
+def freeze_json(value: Any) -> Any:
+    """``value``, marked as never changing again: a request body's top-level member that is this
+    very object may reuse the JSON encoded now (an adapter's tool definitions, built once per tool
+    set). The bytes sent are the same either way; a value changed after this call is a bug."""
+    return value if _fast.PLAIN else _keep_encoded(value)
 
 
 class ProviderError(Exception):

@@ -16,16 +16,17 @@ httpx is imported only when a client is built, so ``atomic --mode rpc`` startup 
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
 import os
-import sys
 import threading
 import urllib.parse
 import urllib.request
 from typing import Any
 
+from atomic_host.kit import _fast
 from atomic_host.kit.log import log
+
+__all__ = ["new_http_client", "redact_url"]
 
 LOOPBACK_ROUTES = ("all://localhost", "all://127.0.0.1", "all://[::1]")
 
@@ -97,16 +98,6 @@ def _broken_proxy_transport(proxy: str, exc: Exception) -> Any:
     return BrokenProxy()
 
 
-def _note_missing_sniffio() -> None:
-    """httpcore runs ``import sniffio`` for every lock it sets up (about eight per request) and
-    uses asyncio when that fails; a module that is not installed is searched for again each time,
-    a stat of every ``sys.path`` entry (~0.5 ms per request). ``None`` in ``sys.modules`` makes
-    that import fail at once (the documented way to mark a module missing); an installed sniffio
-    is left alone."""
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
 TLS_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")
 """The variables httpx reads when it builds a TLS context (``trust_env``)."""
 _tls_contexts: dict[tuple[str | None, ...], Any] = {}
@@ -133,14 +124,16 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
     """An ``httpx.AsyncClient`` honouring the proxy variables, ``proxy`` (the setting) and the CA
     variables; ``timeout_s`` None = no overall timeout (streams have their own idle deadline).
 
-    Its ``direct`` attribute is the :class:`~atomic_host.kit.llm.http1.DirectPool` that
-    :func:`~atomic_host.kit.llm.http.sse_events` sends unproxied provider requests through."""
-    # lazy: httpx (~75 ms) and the HTTP/1.1 pool load with the first client, not at startup
+    Its ``direct`` attribute is the :class:`~atomic_host.kit._fast.http1.DirectPool` that
+    :func:`~atomic_host.kit.llm.http.sse_events` sends unproxied provider requests through (None
+    under ``ATOMIC_PLAIN=1``: every request goes through httpx's transport)."""
+    # lazy: httpx (~75 ms) loads with the first client, not at startup
     import httpx
 
-    from atomic_host.kit.llm.http1 import DirectPool
+    if not _fast.PLAIN:
+        from atomic_host.kit._fast.sniffio_absent import note_missing_sniffio
 
-    _note_missing_sniffio()
+        note_missing_sniffio()
     # One TLS context (the CA bundle loads in tens of ms) for every transport and the DirectPool;
     # trust_env: SSL_CERT_FILE / SSL_CERT_DIR.
     tls = tls_context()
@@ -166,10 +159,13 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
     # are the whole story.
     class ProviderClient(httpx.AsyncClient):
         """httpx's client plus ``direct``: provider streams to servers no proxy route covers skip
-        httpx's transport (kit/llm/http1.py). Closing it closes both."""
+        httpx's transport (kit/_fast/http1.py). Closing it closes both."""
+
+        direct: Any = None
 
         async def aclose(self) -> None:
-            await self.direct.aclose()
+            if self.direct is not None:
+                await self.direct.aclose()
             await super().aclose()
 
     client = ProviderClient(
@@ -177,5 +173,8 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
         transport=httpx.AsyncHTTPTransport(verify=tls),
         mounts=mounts,
     )
-    client.direct = DirectPool(client, tls)
+    if not _fast.PLAIN:
+        from atomic_host.kit._fast.http1 import DirectPool
+
+        client.direct = DirectPool(client, tls)
     return client

@@ -7,6 +7,8 @@ import math
 import re
 from typing import Any
 
+__all__ = ["parse_arguments", "parse_streaming_json"]
+
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 

@@ -14,6 +14,8 @@ hostile streams cut at every place.
 
 from __future__ import annotations
 
+__all__ = ["LineTooLong", "SSEDecoder"]
+
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """Default longest line, and longest event (its data lines together), a stream may send
 (``StreamOptions.max_line_bytes`` gives the bound of a provider request)."""

@@ -16,6 +16,8 @@ from atomic_host.kit.llm.usage import MAX_COUNT, UsageFields, calculate_cost, em
 from atomic_host.kit.log import log
 from atomic_host.kit.messages import unique_call_id
 
+__all__ = ["AssistantStream", "Event"]
+
 Event = dict[str, Any]
 ABORTED_MESSAGE = "Request was aborted"
 _NOTED: set[tuple[str, str]] = set()

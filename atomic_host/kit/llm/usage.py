@@ -6,6 +6,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["Usage", "calculate_cost", "empty_usage"]
+
 Usage = dict[str, Any]
 
 _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+__all__ = ["error_code", "error_message", "error_object_text"]
+
 
 def _field(err: dict[str, Any], key: str) -> str:
     value = err.get(key)

@@ -7,3 +7,5 @@ with fork/clone, :class:`MemoryStore`), ``errors`` (what a store raises and the 
 date on append) and ``ids`` (ids and timestamps in the format's shapes). The built-in ``jsonl``
 and ``sqlite`` stores (``builtin_plugins.stores``) use nothing else of the host.
 """
+
+__all__ = ["errors", "ids", "jsonl", "listing", "repair", "store", "tree"]

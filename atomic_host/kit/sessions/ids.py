@@ -9,10 +9,11 @@ import time
 from collections.abc import Container
 from typing import Any
 
-from atomic_host.kit.lazy import module
+from atomic_host.kit._fast.lazy import module
 from atomic_host.kit.messages import ms_from_iso
 
-__all__ = ["ms_from_iso"]  # parsed in the kit, where entries become messages; used here by the stores
+# ms_from_iso: parsed in the kit, where entries become messages; offered here to the stores
+__all__ = ["filename_timestamp", "ms_from_iso", "new_entry_id", "now_iso", "uuid4", "uuid7", "validate_session_id"]
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"
 """§2.1's session id; compiled (and kept by ``re``) at the first check, not at every start."""
@@ -102,6 +103,7 @@ def _iso_by_datetime(seconds: float) -> str:
 
 
 def now_iso() -> str:
+    """The current time as the format's ISO timestamp (UTC, milliseconds, ``Z``)."""
     return iso_from_ms(time.time() * 1000)
 
 

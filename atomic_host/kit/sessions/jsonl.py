@@ -15,6 +15,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from atomic_host.kit import _fast
 from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.sessions.errors import InvalidSessionFile
 from atomic_host.kit.sessions.ids import new_entry_id
@@ -96,13 +97,16 @@ def parse_records(data: bytes, skipped: list[str] | None = None) -> list[dict[st
     it (``json.loads`` takes what jiter does not: lone surrogate escapes, a BOM, UTF-16), with the
     cyclic GC paused, since parsing only builds acyclic objects.
 
-    Not one parse of all the lines joined into a JSON array, as before: that was no faster (152 ms
-    against 133 ms for 40,000 records), and its check of one item per line could be fooled. A line
+    Not one parse of all the lines joined into a JSON array, as before: that was no faster
+    (docs/performance.md, the jiter row), and its check of one item per line could be fooled. A line
     holding two values and a value spread over two lines give as many items as lines, and records
     that no line holds."""
     # split after each b"\n" (BytesIO finds them with memchr and shares ``data``)
     lines = io.BytesIO(data).readlines()
-    from jiter import from_json  # imported on the first read only
+    if _fast.PLAIN:
+        from_json = _json_line
+    else:
+        from jiter import from_json  # imported on the first read only
 
     records: list[dict[str, Any]] = []
     keep = records.append
@@ -123,12 +127,20 @@ def parse_records(data: bytes, skipped: list[str] | None = None) -> list[dict[st
     return records
 
 
-def loads_array(data: bytes) -> Any:
-    """Parse one (big) JSON document, with jiter when it is there."""
+def _json_line(line: bytes, cache_mode: str = "all") -> Any:
+    """``json.loads`` in the place of jiter's ``from_json`` (``ATOMIC_PLAIN=1``): a line it
+    cannot read raises ValueError."""
     try:
-        import jiter  # faster than json for big documents; imported on first load only
-    except ImportError:  # pragma: no cover - jiter is a declared dependency
+        return json.loads(line)
+    except RecursionError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def loads_array(data: bytes) -> Any:
+    """Parse one (big) JSON document (jiter, or ``json.loads`` under ``ATOMIC_PLAIN=1``)."""
+    if _fast.PLAIN:
         return json.loads(data)
+    import jiter  # faster than json for big documents; imported on first load only
     # "all": keys and short values (types, roles, ids' neighbours) repeat on every line; jiter's
     # string cache gives one shared str each instead of a new one per entry: a 2,000-turn session
     # parses in less than half the CPU time of "none" (and in less memory)

@@ -9,6 +9,8 @@ from atomic_host.contract.records import field, record
 from atomic_host.kit.messages import message_text
 from atomic_host.kit.sessions.ids import iso_from_ms, ms_from_iso
 
+__all__ = ["ListingState", "build_info", "finish_listing"]
+
 
 @record  # not @dataclass: no per-class code to compile at every start
 class ListingState:

@@ -46,6 +46,7 @@ class SessionStore(Protocol):
 
 
 def new_header(cwd: str, session_id: str | None = None, parent_session: str | None = None) -> dict[str, Any]:
+    """A v3 ``session`` header record (a new UUIDv7 id unless ``session_id`` is given)."""
     header: dict[str, Any] = {
         "type": "session",
         "version": 3,
@@ -278,6 +279,7 @@ def session_info(session: Session, path: str) -> dict[str, Any]:
 
 
 def has_assistant(entries: list[dict[str, Any]]) -> bool:
+    """Whether any entry is an assistant message (a session is saved from its first reply on)."""
     return any(is_assistant_entry(e) for e in entries)
 
 

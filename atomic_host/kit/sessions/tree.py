@@ -21,6 +21,8 @@ from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
 from atomic_host.kit.sessions.repair import repair_entries, report_repairs
 
+__all__ = ["Session", "SessionWriter", "is_internal_header"]
+
 
 class SessionWriter(Protocol):
     """What a store gives a Session to persist it."""

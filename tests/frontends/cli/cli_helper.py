@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from atomic_host.testing import inherited_env
 
 
 def atomic(
@@ -13,7 +14,7 @@ def atomic(
 ) -> subprocess.CompletedProcess[bytes]:
     """``atomic ARGS`` with its agent dir and working dir under ``tmp_path``, no API keys (unless
     ``env`` adds some); ``stdout``: a file descriptor instead of a pipe."""
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+    base = inherited_env()
     base.update(ATOMIC_CODING_AGENT_DIR=str(tmp_path / "agent"), COLUMNS="80", **(env or {}))
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)

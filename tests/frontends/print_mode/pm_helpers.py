@@ -18,7 +18,7 @@ from typing import Any
 
 import pyte
 
-from atomic_host.testing import read_jsonl
+from atomic_host.testing import inherited_env, read_jsonl
 
 HERE = Path(__file__).parent
 PLUGINS = HERE / "pm_plugins"
@@ -41,7 +41,7 @@ class Sandbox:
         self.script = tmp_path / "faux.jsonl"
         self.log = tmp_path / "faux-log.jsonl"
         self.script.write_text("".join(json.dumps(s) + "\n" for s in steps))
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+        env = inherited_env()
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(ATOMIC_CODING_AGENT_DIR=str(self.agent), ATOMIC_FAUX_LOG=str(self.log), TERM="xterm-256color")
         env.pop("COLUMNS", None)

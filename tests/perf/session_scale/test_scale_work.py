@@ -18,6 +18,7 @@ import pytest
 from scale_helpers import user, varied
 
 from atomic_host.core import jsonfast
+from atomic_host.kit import _fast
 from atomic_host.kit.sessions import jsonl as codec
 from atomic_host.kit.sessions.store import new_header
 from atomic_host.kit.sessions.tree import ForkMessages
@@ -96,17 +97,25 @@ def stored(
 
 
 def test_opening_parses_each_byte_once_and_costs_linear_work(stored: Any, monkeypatch: Any) -> None:
-    import jiter  # both stores parse entries with it: JSONL a line at a time, SQLite rows in one array
+    # both stores parse entries with jiter (json.loads on the plain path): JSONL a line at a time,
+    # SQLite rows in one array
+    if _fast.PLAIN:
+        import json as parser
 
+        name = "loads"
+    else:
+        import jiter as parser
+
+        name = "from_json"
     parsed = 0
-    real = jiter.from_json
+    real = getattr(parser, name)
 
-    def counting(data: bytes, **options: Any) -> Any:
+    def counting(data: bytes, *args: Any, **options: Any) -> Any:
         nonlocal parsed
         parsed += len(data)
-        return real(data, **options)
+        return real(data, *args, **options)
 
-    monkeypatch.setattr(jiter, "from_json", counting)
+    monkeypatch.setattr(parser, name, counting)
     work, per_entry = [], []
     for turns in SIZES:
         store, session_id = stored(turns)

@@ -3,7 +3,7 @@
 - ``quick_options`` (the RPC command line read without argparse) either declines or returns the
   Options argparse would build, for any command line made of the host's own flags, their values
   and hostile tokens (hypothesis);
-- ``_PluginManager`` (pluggy's manager with a quicker look at module attributes) registers the
+- ``QuickPluginManager`` (pluggy's manager with a quicker look at module attributes) registers the
   same hook specs and implementations as pluggy's own, for the built-ins and for a module with
   every kind of attribute pluggy treats specially.
 """
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from atomic_host.contract import hookspecs
 from atomic_host.contract.markers import PROJECT_NAME, hookimpl
 from atomic_host.frontends.cli import build_parser, parse_options, quick_options
+from atomic_host.kit._fast.pluggy_register import QuickPluginManager
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS
-from atomic_host.plugins.manager import _PluginManager
 
 FLAGS = [
     "--mode", "--provider", "--model", "--thinking", "--api-key", "--models", "--session", "-c",
@@ -175,7 +175,7 @@ def _registrations(cls: type[pluggy.PluginManager], plugins: list[tuple[str, Any
 def test_the_plugin_manager_registers_what_pluggy_registers() -> None:
     plugins = [(name, importlib.import_module(name)) for name in BUILTIN_PLUGINS]
     plugins.append(("tricky", _tricky_module()))
-    ours = _registrations(_PluginManager, plugins)
+    ours = _registrations(QuickPluginManager, plugins)
     assert ours == _registrations(pluggy.PluginManager, plugins)
     hooks = {name: impls for name, _spec, impls in ours}
     assert [i[0] for i in hooks["register_tools"]].count("tricky") == 1

@@ -117,7 +117,7 @@ async def test_project_extensions_need_trust(rpc_host, tmp_path: Path) -> None:
 
 
 def test_plugins_json_lists_source_version_status_hooks_order(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_") or k == "ATOMIC_PLAIN"}
     env["ATOMIC_CODING_AGENT_DIR"] = str(tmp_path)
     out = subprocess.run(
         [

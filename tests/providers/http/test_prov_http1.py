@@ -1,4 +1,4 @@
-"""kit/llm/http1.py against httpx, on a real local socket server sending hostile bytes.
+"""kit/_fast/http1.py against httpx, on a real local socket server sending hostile bytes.
 
 Every response the server sends (a head with odd or broken lines, chunked bodies with sizes,
 extensions, footers and trailers good and bad, Content-Length too short or too long, bodies that
@@ -34,11 +34,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atomic_host.contract.providers import StreamOptions
+from atomic_host.kit import _fast
+from atomic_host.kit._fast.http1 import freeze_json, json_body
 from atomic_host.kit.llm.http import OPEN, ProviderError, StreamAborted, _body_bytes, _send, sse_events
-from atomic_host.kit.llm.http1 import freeze_json, json_body
 from atomic_host.kit.llm.http_client import TLS_ENV, new_http_client, tls_context
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import make_certificates
+
+pytestmark = pytest.mark.skipif(_fast.PLAIN, reason="ATOMIC_PLAIN=1: no DirectPool to hold to httpx (httpx only)")
 
 
 class RawServer:

@@ -1,4 +1,4 @@
-"""kit/llm/http1.py's plain response heads read as h11 reads them.
+"""kit/_fast/http1.py's plain response heads read as h11 reads them.
 
 ``_plain_head`` takes a response head without h11 when it is plain; whenever it does, h11 (the
 client of a POST) must read the same bytes as the same final response: status, version, reason,
@@ -12,7 +12,7 @@ import h11
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atomic_host.kit.llm.http1 import MAX_INCOMPLETE, _plain_head
+from atomic_host.kit._fast.http1 import MAX_INCOMPLETE, _plain_head
 
 
 def _h11_head(data: bytes) -> tuple[object, bytes] | None:

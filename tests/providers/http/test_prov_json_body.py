@@ -1,4 +1,4 @@
-"""``json_body`` with frozen members (kit/llm/http1.py) is the JSON httpx sends, whatever the
+"""``json_body`` with frozen members (kit/_fast/http1.py) is the JSON httpx sends, whatever the
 rest of the body holds: also several frozen members, and bodies whose own strings or keys are
 (or hold) the stand-in text the splice uses."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atomic_host.kit.llm.http1 import _SLOT, freeze_json, json_body
+from atomic_host.kit._fast.http1 import _SLOT, freeze_json, json_body
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from atomic_host.agent.loop import _UpdateEmitter
-from atomic_host.kit.llm.http1 import _Conn
+from atomic_host.kit._fast.http1 import _Conn
 from atomic_host.kit.llm.stream import AssistantStream
 
 MODEL = {"id": "m1", "api": "openai-completions", "provider": "local"}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from atomic_host.core.protocol import validate_output_line
+from atomic_host.testing import inherited_env
 
 
 def _run(tmp_path: Path, step: object, *args: str) -> subprocess.CompletedProcess[str]:
@@ -17,7 +17,7 @@ def _run(tmp_path: Path, step: object, *args: str) -> subprocess.CompletedProces
     work.mkdir(exist_ok=True)
     script = tmp_path / "faux.jsonl"
     script.write_text(json.dumps(step) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("ATOMIC_")}
+    env = inherited_env()
     env.update(ATOMIC_CODING_AGENT_DIR=str(agent), ATOMIC_FAUX_SCRIPT=str(script))
     return subprocess.run(
         [sys.executable, "-m", "atomic_host", *args, "--provider", "faux"],

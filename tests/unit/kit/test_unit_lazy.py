@@ -1,4 +1,4 @@
-"""kit.lazy.loaded: a deferred import runs in a thread and the loop keeps running meanwhile, also
+"""kit._fast.lazy.loaded: a deferred import runs in a thread and the loop keeps running meanwhile, also
 while another thread (the RPC warm-up) is midway through importing the same module."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_host.kit.lazy import is_loaded, loaded
+from atomic_host.kit._fast.lazy import is_loaded, loaded
 
 SLOW_MODULE = """
 import threading, time

@@ -38,7 +38,7 @@ def test_every_hookspec_is_implemented_by_a_plugin_in_a_test_of_the_real_host() 
 
 
 def _plugins_json(agent_dir: Path) -> tuple[dict[str, str], list[dict]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_") or k == "ATOMIC_PLAIN"}
     env["ATOMIC_CODING_AGENT_DIR"] = str(agent_dir)
     done = subprocess.run(
         [sys.executable, "-m", "atomic_host", "plugins", "--json"],

@@ -1,8 +1,10 @@
-"""Provider streams over plain asyncio: the request as httpx builds it, the response read here.
+"""Provider streams over plain asyncio, not httpx's transport: less host CPU per streamed reply (agent-latency bar).
 
-A 200-delta reply went through httpx → httpcore → h11 → anyio for every network read: about a
-third of the host's CPU per delta, and a new connection per request (a stream the adapter stops
-reading at ``[DONE]`` left its terminating chunk unread, so httpcore could not reuse it). Issue 12.
+The request is built by httpx, the response read here. Through httpx → httpcore → h11 → anyio a
+200-delta reply cost several times the CPU per network read (figures: docs/performance.md), and a
+new connection per request (a stream the adapter stops reading at ``[DONE]`` left its terminating
+chunk unread, so httpcore could not reuse it). Issue 12. ``ATOMIC_PLAIN=1``: every request goes
+through httpx's transport (``kit/llm/http_client.py`` builds no pool).
 
 :class:`DirectPool` sends a request that ``httpx.AsyncClient.build_request`` built (the same
 header order, defaults and JSON bytes as before), serialised and validated by h11, on a
@@ -177,7 +179,7 @@ class DirectPool:
         """A JSON POST of ``body``: the request ``client.build_request`` makes, or, when an earlier
         request to the same URL with the same headers showed what that gives, its wire bytes
         without building it again (the URL parse, header merging and h11's checks of the same
-        headers took ~0.1 ms a request, issue 12).
+        headers, every request: issue 12, docs/performance.md).
 
         The head is the one httpx and h11 produced for the first such request (its
         ``Content-Length`` set to this body's length), the body the JSON httpx encodes
@@ -372,7 +374,7 @@ def freeze_json(value: Any) -> Any:
     """Return ``value`` with its JSON kept: a body's top-level value that is this very object is
     spliced into :func:`json_body` as that text instead of being encoded again. For values their
     owner builds once and never changes afterwards, such as an adapter's tool definitions (most
-    of a request's bytes: ~0.1 ms of encoding a request with the built-in tools, issue 12)."""
+    of a request's bytes, encoded again for every request otherwise: issue 12)."""
     if len(_FROZEN) >= MAX_FROZEN:
         _FROZEN.clear()
     text = _ENCODE(value)
@@ -575,8 +577,8 @@ def _plain_head(data: bytes) -> tuple[_PlainHead, bytes] | None:
     there and is plain: CRLF line ends only, an HTTP/1.0 or 1.1 status line with a final status
     (200-599), header lines of a token, a colon and visible ASCII, at most one Content-Length (all
     digits) and at most one Transfer-Encoding (``chunked``). h11 gives such a head the same status,
-    version, reason and fields (names lower-cased, the coding lower-cased), and no error; it
-    costs ~0.1 ms of a provider request's path to read it with h11 (issue 12). Anything else is
+    version, reason and fields (names lower-cased, the coding lower-cased), and no error; reading
+    it with h11 was a visible share of a provider request's path (issue 12). Anything else is
     None: h11 reads it."""
     end = data.find(b"\r\n\r\n")
     if end < 0:

@@ -1,4 +1,4 @@
-"""kit/llm/http1.py's chunked body reader: reads that cannot end an unfinished chunk header or
+"""kit/_fast/http1.py's chunked body reader: reads that cannot end an unfinished chunk header or
 trailer block are held, not joined and searched again, with the same results as searching every
 read, and work that grows linearly in the header's or trailer's size.
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atomic_host.kit.llm import http1
+from atomic_host.kit._fast import http1
 
 
 class _Head:

@@ -53,7 +53,7 @@ TOP_LEVEL = {
     "httpx": "httpx (HTTP client)",
     "httpcore": "httpx (HTTP client)",
     "httpx_sse": "httpx (HTTP client)",
-    "h11": "HTTP/1.1 parser of provider streams (kit/llm/http1.py)",
+    "h11": "HTTP/1.1 parser of provider streams (kit/_fast/http1.py)",
     "orjson": "orjson (fast encoder, warm-up thread)",
     "rich": "rich (terminal rendering)",
 }

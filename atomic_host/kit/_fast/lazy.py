@@ -1,11 +1,12 @@
-"""Import a module the first time a coroutine needs it, without stopping the event loop.
+"""Imports kept off the start and done in a thread when a coroutine needs them: startup bar, and abort answers at once.
 
 A deferred import (kept off the startup path) that runs on the loop stalls it for as long as the
-import takes: the pydantic protocol models or the agent loop, 0.1 s on a quiet machine, over a
-second on a loaded one. Worse, when another thread (the RPC warm-up) is importing the same module
+import takes: the pydantic protocol models or the agent loop take a tenth of a second and more on
+a loaded machine (docs/performance.md). Worse, when another thread (the RPC warm-up) is importing the same module
 at that moment, the loop waits on that thread's import lock. :func:`loaded` does the import in a
 worker thread and awaits it, so the loop keeps answering (``abort`` among the rest) meanwhile.
-:func:`module` is the synchronous form for small modules.
+:func:`module` is the synchronous form for small modules. Not switched by ``ATOMIC_PLAIN``: the
+plain path imports lazily too (what it keeps off the start is a startup-import test's business).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def is_loaded(name: str) -> bool:
 
 def module(name: str) -> ModuleType:
     """``name``, imported on its first use: for a module that only some calls need, kept off the
-    startup path (``datetime``: ~0.5 ms of every start). Synchronous: for cheap imports only."""
+    startup path (``datetime``). Synchronous: for cheap imports only."""
     return sys.modules[name] if is_loaded(name) else importlib.import_module(name)
 
 

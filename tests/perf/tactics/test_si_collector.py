@@ -8,11 +8,9 @@ the startup objects frozen) when a command runs after the first response.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 
-from atomic_host.testing import start_host
+from atomic_host.testing import read_json_when_written, start_host
 
 PROBE = '''
 import gc, json, os
@@ -40,14 +38,6 @@ def register_commands(register):
 '''
 
 
-async def _read(path: Path) -> dict[str, object]:
-    for _ in range(200):
-        if path.exists():
-            return json.loads(path.read_text())
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} was never written")
-
-
 async def test_collector_paused_during_start_and_running_after(tmp_path: Path) -> None:
     ext = tmp_path / "gc_probe.py"
     ext.write_text(PROBE)
@@ -56,8 +46,8 @@ async def test_collector_paused_during_start_and_running_after(tmp_path: Path) -
     async with start_host("-e", str(ext), base=tmp_path / "host", env={"GC_PROBE_DIR": str(out)}) as host:
         await host.client.get_state()
         await host.client.call("prompt", message="/gcprobe")
-        during = await _read(out / "host_start.json")
-        after = await _read(out / "command.json")
+        during = await read_json_when_written(out / "host_start.json")
+        after = await read_json_when_written(out / "command.json")
     assert during == {"enabled": False, "frozen": 0}
     assert after["enabled"] is True
     assert isinstance(after["frozen"], int) and after["frozen"] > 10_000  # the startup objects
