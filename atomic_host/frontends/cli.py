@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         # The collector pauses over the whole start, the RPC frontend's imports (asyncio, …)
         # included, and runs again once the host has started (frontends/rpc/main.py serve).
         collecting = None if _fast.PLAIN else pause_start()
-        from atomic_host.frontends.rpc.main import run_rpc
+        from atomic_host.frontends.rpc.main import run_rpc  # lazy: after the pause, inside it
 
         return run_rpc(opts, collecting=collecting)
     if opts.mode == "acp":

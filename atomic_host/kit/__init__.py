@@ -16,6 +16,8 @@ same behaviour as the library path it replaces, switched off by ``ATOMIC_PLAIN=1
   the compaction settings
 - ``images``: pictures for a model, checked and shrunk
 - ``secrets``, ``log``: credential masking and the ``atomic`` logger
+- ``proposed``: what an ``edit``/``write`` call would change, as a diff, before it runs
+- ``permission_modes``: the approval modes' names (Claude Code's and ACP's) and the mode a host starts in
 - ``copies``, ``collector``: JSON copies and bulk builds of acyclic objects
 
 Modules here import only the standard library, their own third-party dependencies,
@@ -32,7 +34,9 @@ __all__ = [
     "llm",
     "log",
     "messages",
+    "permission_modes",
     "processes",
+    "proposed",
     "secrets",
     "sessions",
     "shell",

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["ACP_MODES", "ACP_OF", "ASKING", "MODES", "mode_named", "startup_mode"]
+
 MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
 """Claude Code's names. ``default`` asks before every tool that is not read-only, ``acceptEdits``
 lets ``edit``/``write`` in the working directory through, ``plan`` runs only read-only tools,

@@ -9,6 +9,8 @@ from typing import Any
 
 from atomic_host.contract.records import record
 
+__all__ = ["MAX_BYTES", "Change", "proposed_change", "tool_path", "unified_diff"]
+
 MAX_BYTES = 1 << 20
 """Larger files get no proposed diff (reading and diffing them would hold up the question)."""
 

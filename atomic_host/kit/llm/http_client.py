@@ -130,7 +130,7 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
     # lazy: httpx (~75 ms) loads with the first client, not at startup
     import httpx
 
-    if not _fast.PLAIN:
+    if not _fast.PLAIN:  # the tactics load only when they are on
         from atomic_host.kit._fast.sniffio_absent import note_missing_sniffio
 
         note_missing_sniffio()
@@ -173,7 +173,7 @@ def new_http_client(*, proxy: str | None = None, timeout_s: float | None = None)
         transport=httpx.AsyncHTTPTransport(verify=tls),
         mounts=mounts,
     )
-    if not _fast.PLAIN:
+    if not _fast.PLAIN:  # the tactics load only when they are on
         from atomic_host.kit._fast.http1 import DirectPool
 
         client.direct = DirectPool(client, tls)

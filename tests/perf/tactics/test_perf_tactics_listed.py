@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from suite_paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 FAST = ROOT / "atomic_host" / "kit" / "_fast"
 TACTICS = sorted(p for p in FAST.glob("*.py") if p.name != "__init__.py")
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from suite_paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 KIT_DOC = (ROOT / "docs" / "kit.md").read_text()
 
 
