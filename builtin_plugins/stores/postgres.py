@@ -22,9 +22,11 @@ up in this project only, internal sessions never listed. What changes with many 
   local disk (see :meth:`PostgresWriter.put_blob`).
 
 Calls are synchronous (psycopg's blocking API) under one lock; the host runs the slow ones (open,
-list, delete, import) in threads. An append is one round trip on the caller's thread, like an
-``fsync`` of the file stores: well under a millisecond on a LAN, bounded by ``tcp_user_timeout``
-on a dead link.
+list, delete, import) in threads. Appends (and a session's first write) run on the store's write
+thread (:attr:`PostgresStore.write_thread`, one worker: in order), never on the event loop: the
+session queues them and goes on (``kit/sessions/behind.py``), and what the host acknowledges waits
+for them first. A round trip is well under a millisecond on a LAN; on a dead link it takes until
+``tcp_user_timeout`` (~10 s), and only what waits for that write waits that long.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +190,11 @@ class PostgresWriter(TableWriter):
 
     store: PostgresStore
 
+    @property
+    def write_thread(self) -> Executor:
+        """Where the session runs this writer's calls (kit/sessions/tree.py): the store's write thread."""
+        return self.store.write_thread
+
     def lock(self) -> None:
         """Hold the session's advisory lock on the store's current connection (raises
         :class:`SessionLocked` if another process holds it)."""
@@ -307,6 +315,7 @@ class PostgresStore(TableStore):
         self.display = ""
         self.leases = _Locks(self)
         self._listing = ListingCache()
+        self._write_thread: ThreadPoolExecutor | None = None
         with self.db() as db, db.transaction():
             # concurrent first starts must not race on CREATE TABLE (a unique violation in pg_type)
             db.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(LOCK_NAMESPACE, "schema"),))
@@ -320,6 +329,13 @@ class PostgresStore(TableStore):
             secrets.register(password, "ATOMIC_DATABASE_URL")
 
     # -- the connection -------------------------------------------------------------------------
+    @property
+    def write_thread(self) -> Executor:
+        """The thread the sessions' writes run on, one after another (made on first use)."""
+        if self._write_thread is None:
+            self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="atomic-session-writes")
+        return self._write_thread
+
     def _connect(self) -> psycopg.Connection[Any]:
         try:
             conn = psycopg.connect(self._conninfo, autocommit=True)
@@ -502,6 +518,9 @@ class PostgresStore(TableStore):
         return bytes(row[0])
 
     def close(self) -> None:
+        if self._write_thread is not None:
+            self._write_thread.shutdown(wait=True)  # the writes handed over first
+            self._write_thread = None
         with self._lock:
             self.leases.counts.clear()
             self.leases.held.clear()

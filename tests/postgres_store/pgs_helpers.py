@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host, start_host
+from atomic_host.client import RpcClient
+from atomic_host.testing import FauxScript, Host, host_env, start_host
 
 BIG_TOOL = '''
 from pydantic import BaseModel
@@ -130,3 +132,25 @@ class Netns:
 
         subprocess.run(["ip", "link", "del", self.outer], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
+
+
+@asynccontextmanager
+async def host_in(netns: Netns, url: str, base: Path, cwd: Path) -> AsyncIterator[Host]:
+    """``atomic --mode rpc`` on the postgres store, started inside the namespace."""
+    agent = base / "agent"
+    agent.mkdir(parents=True)
+    script = FauxScript(base / "faux.jsonl")
+    env = host_env(agent, script.path, base / "faux-log.jsonl", {"ATOMIC_DATABASE_URL": url})
+    client = RpcClient(
+        ["--provider", "faux", "--session-store", "postgres"],
+        command=[*netns.prefix, sys.executable, "-m", "atomic_host", "--mode", "rpc"],
+        cwd=str(cwd),
+        env=env,
+    )
+    await client.start()
+    try:
+        yield Host(client, agent, cwd, script, base / "faux-log.jsonl")
+    finally:
+        if client.proc is not None and client.proc.returncode is None:
+            client.proc.kill()
+        await client.close()
