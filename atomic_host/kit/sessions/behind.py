@@ -2,8 +2,10 @@
 
 A store whose writes are network round trips (``postgres``: one statement per append, bounded by
 ``tcp_user_timeout`` on a dead link, ~10 s) gives its writer a ``write_thread`` (a one-worker
-executor). :class:`~atomic_host.kit.sessions.tree.Session` then hands each write to it and
-returns at once; the caller never waits for the database on the loop. What the host acknowledges
+executor). :class:`~atomic_host.kit.sessions.tree.Session` then hands each write made on an event
+loop to it and returns at once; the loop never waits for the database. A write made off any loop
+(a script, a thread) waits for the writes before it and is made before the call returns, so to
+such a caller a returned append is a durable one, as with the file stores. What the host acknowledges
 to a client waits for the writes before it (:meth:`Session.settled`, the *flush barrier*): a
 command's response, the ``message_end`` of a delivered user message, ``agent_end``. So an
 acknowledged entry is durable as with the synchronous file stores, and ``abort`` still answers at
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, wait
 from typing import Any
 
 from atomic_host.kit.log import log
@@ -71,6 +73,12 @@ class WriteBehind:
         self._last = self._executor.submit(job)
         self.submitted += 1
 
+    def drain(self) -> None:
+        """Block until every write submitted so far has finished (a caller off the event loop)."""
+        last = self._last
+        if last is not None:
+            wait([last])
+
     def submit_always(self, work: Callable[[], Any]) -> None:
         """Run ``work`` after every write submitted so far, even after a failure (closing)."""
 
@@ -110,4 +118,14 @@ class WriteBehind:
         return failure
 
 
-__all__ = ["Failure", "WriteBehind"]
+def on_loop() -> bool:
+    """True when an event loop runs on the calling thread: a write there goes behind; anywhere
+    else (a script, a thread) it is made before the call returns, as a file store's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+__all__ = ["Failure", "WriteBehind", "on_loop"]

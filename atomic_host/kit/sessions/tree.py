@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from atomic_host.kit import secrets
 from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.messages import message_text
-from atomic_host.kit.sessions.behind import WriteBehind
+from atomic_host.kit.sessions.behind import WriteBehind, on_loop
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
 from atomic_host.kit.sessions.repair import repair_entries, report_repairs
@@ -271,17 +271,17 @@ class Session:
         entry = secrets.mask_obj(entry)
         if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
             raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
-        self._raise_failed_write()
+        behind = self._writes_behind()
         previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
         previous_info = self._info_entry
         self._add(entry)
         try:
             if self.writer is not None:
                 if self.persisted:
-                    self._write(self.writer.append, entry)
-                elif self._has_assistant:
-                    behind = self._behind is not None  # the loop goes on appending: the thread gets a copy
-                    self._write(self.writer.write_all, self.header, list(self.entries) if behind else self.entries)
+                    self._write(behind, self.writer.append, entry)
+                elif self._has_assistant:  # behind: the loop goes on appending, the thread gets a copy
+                    entries = list(self.entries) if behind else self.entries
+                    self._write(behind, self.writer.write_all, self.header, entries)
                     self.persisted = True
         except BaseException:
             # Unpublish: the entry never happened, in memory as on disk.
@@ -319,9 +319,21 @@ class Session:
     def append_session_info(self, name: str) -> dict[str, Any]:
         return self.append("session_info", name=name.strip())
 
-    def _write(self, write: Callable[..., None], *args: Any) -> None:
-        """Persist the entry just added (the last one): now, or queued behind the writes before it."""
+    def _writes_behind(self) -> WriteBehind | None:
+        """Before a write: where it goes behind, when the store writes behind and an event loop runs
+        on this thread; else None, once the writes handed over before it are done. Either way a
+        write that failed meanwhile is raised (:meth:`_raise_failed_write`)."""
         behind = self._behind
+        if behind is None:
+            return None
+        if not on_loop():
+            behind.drain()
+            behind = None
+        self._raise_failed_write()
+        return behind
+
+    def _write(self, behind: WriteBehind | None, write: Callable[..., None], *args: Any) -> None:
+        """Persist the entry just added (the last one): now, or queued behind the writes before it."""
         if behind is None:
             _store_write(write, *args)
         else:
@@ -331,7 +343,9 @@ class Session:
         """Write now even without an assistant message (import, explicit save): synchronous,
         whatever the store (the host calls it off the loop)."""
         if self.writer is not None and not self.persisted:
-            self._raise_failed_write()
+            if self._behind is not None:
+                self._behind.drain()
+                self._raise_failed_write()
             _store_write(self.writer.write_all, self.header, self.entries)
             self.persisted = True
 
@@ -370,11 +384,14 @@ class Session:
         raise failure.error
 
     def close(self) -> None:
-        if self.writer is not None:
-            if self._behind is not None:  # after the writes before it: they hold the session's lock
-                self._behind.submit_always(self.writer.close)
-            else:
-                self.writer.close()
+        if self.writer is None:
+            return
+        if self._behind is not None and on_loop():  # after the writes before it: they hold the lock
+            self._behind.submit_always(self.writer.close)
+            return
+        if self._behind is not None:
+            self._behind.drain()
+        self.writer.close()
 
     # -- reading --------------------------------------------------------------------------------
     def get_entry(self, entry_id: str) -> dict[str, Any] | None:
