@@ -28,6 +28,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "postgres_store"))
+
+from pgs_helpers import cpu_ms, fill  # noqa: E402
 
 WRITER = r"""
 import json, sys, time
@@ -47,41 +50,6 @@ for i in range(appends):
     times.append((time.perf_counter() - t) * 1000)
 print(json.dumps(times), flush=True)
 """
-
-
-def fill(url: str, count: int, cwd: str) -> None:
-    """``count`` 2-turn sessions in ``cwd``, rows as the store writes them, with one COPY each table."""
-    import psycopg
-
-    from atomic_host.kit.sessions.listing import ListingState
-    from atomic_host.kit.sessions.store import new_header
-    from builtin_plugins.stores.postgres import _session_row
-    from builtin_plugins.stores.tables import dumps
-
-    template = [
-        {"type": "message", "id": "00000001", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-         "message": {"role": "user", "content": "hello " * 20, "timestamp": 1}},
-        {"type": "message", "id": "00000002", "parentId": "00000001", "timestamp": "2026-01-01T00:00:01.000Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "provider": "p",
-                     "model": "m", "stopReason": "stop", "timestamp": 2}},
-    ]  # fmt: skip
-    state = ListingState()
-    for entry in template:
-        state.apply(entry)
-    rows = [_session_row(new_header(cwd), state, len(template)) for _ in range(count)]
-    columns = list(rows[0])
-    from builtin_plugins.stores import open_builtin_store
-
-    os.environ["ATOMIC_DATABASE_URL"] = url
-    open_builtin_store("postgres", "/nonexistent", None, cwd).close()  # the schema
-    with psycopg.connect(url) as conn, conn.cursor() as cur:
-        with cur.copy(f"COPY atomic_sessions ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row([row[c] for c in columns])
-        with cur.copy("COPY atomic_entries (session_id, seq, entry) FROM STDIN") as copy:
-            for row in rows:
-                for seq, entry in enumerate(template):
-                    copy.write_row((row["id"], seq, dumps(entry)))
 
 
 def memory(pid: int) -> dict[str, int]:
@@ -125,18 +93,6 @@ async def host_listing(url: str, repeat: int, work: Path, start_writers: Any) ->
             await host.client.call("get_state")
             out["jsonl memory at start"] = memory(host.client.proc.pid)  # type: ignore[union-attr]
     return out
-
-
-def cpu_ms(pid: int) -> float:
-    """CPU time process ``pid``'s threads have used, in ms (the host's own work, whatever the load;
-    ``schedstat``: nanoseconds, where ``stat`` counts 10 ms ticks)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError, IndexError):  # a thread that just ended
-            continue
-    return total / 1e6
 
 
 def count_connections(url: str, pid: int) -> int:
