@@ -1,4 +1,4 @@
-"""A session write on a cut link never blocks the event loop (issue 26, slow).
+"""A session write on a cut link never blocks the event loop (issue 26, slow): appends, clone, fork.
 
 Host A runs in a network namespace on the ``postgres`` store. Its link to the server is cut while
 a bash tool runs; ``abort`` then ends the run, whose tool result cannot reach the server until
@@ -119,3 +119,36 @@ async def test_abort_answers_at_once_while_a_write_waits_on_a_cut_link(
         f"\ncut link: abort answered in {abort_s * 1000:.0f} ms; longest control answer {probe.longest * 1000:.0f} ms"
         f" ({probe.sent} probes); the queued prompt failed {failed_after:.1f} s after the abort"
     )
+
+
+async def test_clone_and_fork_write_off_the_loop_on_a_cut_link(
+    netns: Netns, wide_server: Postgres, tmp_path: Path
+) -> None:
+    """``clone``/``fork`` write a whole session (``Session.flush``: synchronous): made on the loop,
+    a cut link stood the loop still until the link came back or the connection gave up."""
+    url = wide_server.fresh_url()
+    work = tmp_path / "work"
+    work.mkdir()
+    async with host_in(netns, url.replace("@127.0.0.1:", f"@{netns.server_ip}:"), tmp_path / "a", work) as a:
+        await chat(a, "first", "second")
+        for command in ({"type": "clone"}, {"type": "fork", "entryId": await last_user_entry(a.client)}):
+            netns.cut()
+            try:
+                probe = Probe(a.client)
+                pending = asyncio.ensure_future(a.client.request(command, timeout=60))
+                await asyncio.sleep(2.5)
+                await probe.stop()
+            finally:
+                netns.restore()
+            response = await pending  # the link is back in time: the write goes through
+            assert response["success"], response
+            # 2.5 s of probes every 50 ms: a loop standing still answers the first one only, after the cut
+            assert probe.sent > 10, f"{command['type']}: {probe.sent} control answer(s) in 2.5 s of cut link"
+            assert probe.longest < 1.0, f"{command['type']}: the loop stood still for {probe.longest:.1f} s"
+            session_id = (await a.client.get_state())["sessionId"]
+            assert stored_roles(url, session_id) == await shown_roles(a.client)
+
+
+async def last_user_entry(client: RpcClient) -> str:
+    messages = (await client.call("get_fork_messages"))["messages"]
+    return str(messages[-1]["entryId"])
