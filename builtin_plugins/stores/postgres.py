@@ -38,6 +38,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,6 @@ from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.tree import Session, is_internal_header
 from builtin_plugins.stores.tables import (
-    LISTING,
     REFRESH_COLUMNS,
     ListingCache,
     TableStore,
@@ -192,6 +192,19 @@ def _conninfo(url: str) -> str:
     if "application_name" not in given:
         extra["application_name"] = f"atomic pid {os.getpid()} on {socket.gethostname()}"[:63]
     return make_conninfo(url, **extra)
+
+
+_LISTING = "SELECT id, info, COALESCE(sort_ms, 0) FROM atomic_sessions WHERE NOT internal {where}"
+"""The listing's rows (tables.LISTING's columns and the sort key), unsorted: sorted by the server,
+the records travel through the sort with their keys (~470 bytes a session; 10,000 spill past the
+default ``work_mem`` to a sort on disk: 85 ms of the server's time against 8 ms for the scan),
+where the host sorts 10,000 keys in about 3 ms (:func:`_in_order`)."""
+
+
+def _in_order(rows: list[Any]) -> list[Any]:
+    """``rows`` of :data:`_LISTING` in the listing's order (tables.LISTING's: newest first, then id)."""
+    rows.sort(key=itemgetter(2, 0), reverse=True)
+    return rows
 
 
 class PostgresWriter(TableWriter):
@@ -471,13 +484,13 @@ class PostgresStore(TableStore):
         return row is not None and (cwd is None or row[0] == _text(cwd))
 
     def _infos(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        query = LISTING.format(table="atomic_sessions", internal="NOT internal", where=where)
+        query = _LISTING.format(where=where)
         with self.db() as db:
             prefix = f"postgres:{self.display}#"
-            infos, bad = self._listing.infos(db.execute(query, params).fetchall(), prefix)
+            infos, bad = self._listing.infos(_in_order(db.execute(query, params).fetchall()), prefix)
             if bad:  # rows written before the listing columns, or edited by hand: made again
                 self._refresh("id = ANY(%s)", (bad,))
-                infos = self._listing.infos(db.execute(query, params).fetchall(), prefix)[0]
+                infos = self._listing.infos(_in_order(db.execute(query, params).fetchall()), prefix)[0]
         return infos
 
     def _refresh(self, where: str, params: tuple[Any, ...]) -> None:
