@@ -39,9 +39,13 @@ _LAZY = {
     "ContextResult": "atomic_host.contract.results",
     "InputResult": "atomic_host.contract.results",
     "MessageEndResult": "atomic_host.contract.results",
+    "ProviderPayload": "atomic_host.contract.results",
     "ToolCallDecision": "atomic_host.contract.results",
     "ToolPatch": "atomic_host.contract.results",
+    "AfterProviderResponseEvent": "atomic_host.contract.events",
     "BeforeAgentStartEvent": "atomic_host.contract.events",
+    "BeforeProviderHeadersEvent": "atomic_host.contract.events",
+    "BeforeProviderRequestEvent": "atomic_host.contract.events",
     "ContextEvent": "atomic_host.contract.events",
     "InputEvent": "atomic_host.contract.events",
     "MessageEndEvent": "atomic_host.contract.events",
@@ -65,7 +69,10 @@ if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.errors import HostError
     from atomic_host.contract.events import (
+        AfterProviderResponseEvent,
         BeforeAgentStartEvent,
+        BeforeProviderHeadersEvent,
+        BeforeProviderRequestEvent,
         ContextEvent,
         InputEvent,
         MessageEndEvent,
@@ -93,6 +100,7 @@ if TYPE_CHECKING:
         ContextResult,
         InputResult,
         MessageEndResult,
+        ProviderPayload,
         ToolCallDecision,
         ToolPatch,
     )

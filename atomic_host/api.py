@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from atomic_host.contract.errors import HostError
 from atomic_host.engine.services import HostServices
 
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
 
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import Tool
     from atomic_host.core.options import Options
     from atomic_host.engine.agent_session import AgentSession
+    from atomic_host.plugins.bus import EventBus
+    from atomic_host.plugins.manager import PluginRecord
+    from atomic_host.plugins.registry import ShortcutRegistry
 
 
 class ApiHost(HostServices, Protocol):
@@ -28,6 +33,25 @@ class ApiHost(HostServices, Protocol):
     def register_tool(self, tool: Tool) -> None: ...
 
     def unregister_tool(self, name: str) -> None: ...
+
+    events: EventBus
+    shortcuts: ShortcutRegistry
+
+    def calling_plugin(self) -> PluginRecord | None: ...
+
+    def register_shortcut(self, key: str, handler: Any, description: str | None) -> None: ...
+
+    def register_flag(self, name: str, kind: str, default: Any, description: str | None) -> None: ...
+
+    def flag(self, name: str) -> bool | str | None: ...
+
+    def request_shutdown(self) -> None: ...
+
+    async def reload(self) -> None: ...
+
+    def register_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None: ...
+
+    def unregister_provider(self, provider_id: str) -> bool: ...
 
 
 class ExtensionAPI:
@@ -107,22 +131,53 @@ class ExtensionAPI:
         awaiting. The returned awaitable may be awaited: for an ``interrupt`` it resolves once the
         aborted run has ended and the new one has started. A bad ``deliver_as`` raises ValueError.
         """
+        from atomic_host.engine.agent_session import custom_message
+
+        message = custom_message(
+            custom_type, content, display=display, details=details, exclude_from_context=exclude_from_context
+        )
         return self._rt.require_session().send_custom_message(
-            custom_type,
-            content,
-            display=display,
-            details=details,
-            trigger_turn=trigger_turn,
-            deliver_as=deliver_as,
-            exclude_from_context=exclude_from_context,
+            [message], trigger_turn=trigger_turn, deliver_as=deliver_as
         )
 
-    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
-        """Send a prompt as if the user typed it, literally (no slash commands, no templates;
-        ``input`` hooks see source ``extension``). While the agent streams, ``deliver_as``
-        (``"steer"`` / ``"followUp"``) queues it; without it the prompt is refused with the
-        "Agent is already processing" error. Returns the disposition (started | queued | handled)."""
-        return await self._rt.require_session().submit_extension_prompt(text, deliver_as)
+    def send_messages(
+        self, messages: list[dict[str, Any]], *, trigger_turn: bool = False, deliver_as: str | None = None
+    ) -> Awaitable[None]:
+        """Several custom messages admitted together, in order (see ``HostAPI.send_messages``)."""
+        from atomic_host.engine.agent_session import custom_message
+
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("send_messages takes a non-empty list of messages")
+        built = []
+        for m in messages:
+            if not isinstance(m, dict):
+                raise TypeError(f"a message is a dict with customType and content, not {type(m).__name__}")
+            built.append(
+                custom_message(
+                    m.get("customType", ""),
+                    m.get("content", ""),
+                    display=m.get("display", True),
+                    details=m.get("details"),
+                    exclude_from_context=bool(m.get("excludeFromContext")),
+                )
+            )
+        return self._rt.require_session().send_custom_message(built, trigger_turn=trigger_turn, deliver_as=deliver_as)
+
+    async def send_user_message(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        deliver_as: str | None = None,
+        expand_prompt_templates: bool = False,
+    ) -> str:
+        """Send a prompt as if the user typed it (``input`` hooks see source ``extension``): text,
+        or a list of ``{"type": "text", "text"}`` / ``{"type": "image", "data", "mimeType"}``
+        parts. Literal, unless ``expand_prompt_templates`` (then a slash command runs, a template or
+        skill expands, as for a client's prompt). While the agent streams, ``deliver_as``
+        (``"steer"`` / ``"followUp"``) queues it; without it the prompt is refused with the "Agent
+        is already processing" error. Returns the disposition (started | queued | handled)."""
+        agent = self._rt.require_session()
+        return await agent.submit_extension_prompt(content, deliver_as, expand_prompt_templates)
 
     def append_entry(self, custom_type: str, data: Any = None) -> dict[str, Any]:
         """Append a ``custom`` entry (never sent to the model) and emit ``entry_appended``."""
@@ -132,6 +187,180 @@ class ExtensionAPI:
         """The active session's entries in append order (all branches, no header)."""
         s = self._rt.session
         return list(s.session.entries) if s is not None else []
+
+    # --- reading the session's state ---
+
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """The active session's model (the wire Model dict), or None."""
+        s = self._rt.session
+        return s.model if s else None
+
+    @property
+    def thinking_level(self) -> str:
+        """The active session's thinking level (off … max)."""
+        s = self._rt.session
+        return s.thinking_level if s else "off"
+
+    @property
+    def session_name(self) -> str | None:
+        """The active session's name (``set_session_name``), or None."""
+        s = self._rt.session
+        return s.session.name if s else None
+
+    @property
+    def scoped_models(self) -> list[dict[str, Any]]:
+        """The models ``--models`` / ``enabledModels`` scope the session to; empty when unscoped."""
+        s = self._rt.session
+        return list(s.scoped_models()) if s else []
+
+    def get_commands(self) -> list[dict[str, Any]]:
+        """The slash commands, as ``get_commands`` lists them."""
+        return self._rt.commands.listing()
+
+    def get_context_usage(self) -> dict[str, Any] | None:
+        """``{tokens, contextWindow, percent}`` of the active session, as ``get_session_stats``'
+        ``contextUsage``; None without a model that states its context window."""
+        from atomic_host.session.stats import session_stats
+
+        s = self._rt.session
+        return session_stats(s).get("contextUsage") if s else None
+
+    async def get_system_prompt(self) -> str:
+        """The host's system prompt of the next model call (before ``before_agent_start`` or a
+        ``before_provider_request`` hook changes what is sent)."""
+        return await self._rt.require_session().active.system_prompt()
+
+    # --- acting on the run ---
+
+    def is_idle(self) -> bool:
+        """No run is in progress."""
+        s = self._rt.session
+        return not (s and s.is_streaming)
+
+    def has_pending_messages(self) -> bool:
+        """Steering or follow-up messages are queued."""
+        s = self._rt.session
+        return bool(s and (s.queues.steering or s.queues.follow_up))
+
+    async def abort(self) -> None:
+        """Abort the running run, as the ``abort`` command does (a no-op when idle)."""
+        await self._rt.require_session().abort()
+
+    def compact(self) -> asyncio.Task[dict[str, Any]]:
+        """Start a manual compaction and return at once; the task's result is what ``compact``
+        answers (await it, or not: a failure is then logged)."""
+        import asyncio
+
+        runner = self._rt.require_session().runner
+        task = asyncio.ensure_future(runner.compactor.manual(runner))
+        task.add_done_callback(_log_failure)
+        return task
+
+    def shutdown(self) -> None:
+        """End the host cleanly, as when the client closes stdin (RPC: the commands received so
+        far are answered, ``session_shutdown`` and ``host_shutdown`` run, exit 0). In print mode
+        and ACP the running run is aborted."""
+        self._rt.request_shutdown()
+
+    # --- session control: from a slash command's or a shortcut's handler only ---
+
+    def _in_command(self, what: str) -> None:
+        from atomic_host.engine.prompting import in_command
+
+        if not in_command():
+            raise HostError(f"api.{what}() is only available in a slash command's or a shortcut's handler")
+
+    async def wait_for_idle(self) -> None:
+        """Wait until the running run (if any) has ended."""
+        self._in_command("wait_for_idle")
+        await self._rt.require_session().wait_idle()
+
+    async def new_session(self, *, parent_session: str | None = None) -> dict[str, Any]:
+        """A new session becomes the active one (as ``new_session``): ``{"cancelled": bool}``."""
+        from atomic_host.engine import navigation
+
+        self._in_command("new_session")
+        return {"cancelled": not await navigation.new_session(self._rt, parent_session=parent_session)}
+
+    async def fork(self, entry_id: str, *, position: str = "before") -> dict[str, Any]:
+        """Fork and switch to the fork (as ``fork``): ``position="before"`` keeps the path up to the
+        parent of user prompt ``entry_id`` (``{"cancelled", "text"}``: the prompt's text);
+        ``"at"`` keeps it up to ``entry_id``, which must be the current leaf (as ``clone``)."""
+        from atomic_host.engine import navigation
+
+        self._in_command("fork")
+        if position == "at":
+            if entry_id != self._rt.require_session().session.leaf_id:
+                raise HostError('fork(position="at") forks at the current leaf; navigate_tree there first')
+            return {"cancelled": not await navigation.clone(self._rt)}
+        if position != "before":
+            raise ValueError(f'position is "before" or "at", not {position!r}')
+        forked = await navigation.fork(self._rt, entry_id)
+        return {"cancelled": forked.cancelled, "text": forked.text}
+
+    async def switch_session(self, session: str) -> dict[str, Any]:
+        """Resume a stored session, by id or file path (as ``switch_session``): ``{"cancelled"}``."""
+        import os
+
+        from atomic_host.engine import navigation
+
+        self._in_command("switch_session")
+        by_path = os.sep in session or session.endswith(".jsonl")
+        loaded = await navigation.open_session(
+            self._rt, session_id=None if by_path else session, path=session if by_path else None
+        )
+        return {"cancelled": not await navigation.switch_session(self._rt, loaded)}
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """Move the leaf (as ``navigate_tree``): ``{"cancelled", "editorText"?, "summaryEntry"?}``."""
+        from atomic_host.engine import navigation
+
+        self._in_command("navigate_tree")
+        move = await navigation.navigate_tree(
+            self._rt,
+            target_id,
+            summarize=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+        return move.wire()
+
+    async def reload(self) -> None:
+        """Discover extensions, prompt templates, skills and settings again (as ``reload``)."""
+        self._in_command("reload")
+        await self._rt.reload()
+
+    # --- shortcuts, flags, the event bus ---
+
+    def register_shortcut(self, key: str, handler: Any, *, description: str | None = None) -> None:
+        """Offer a keyboard shortcut (``get_shortcuts`` / ``invoke_shortcut``; see ``HostAPI``)."""
+        self._rt.register_shortcut(key, handler, description)
+
+    def register_flag(
+        self, name: str, *, type: str = "boolean", default: bool | str | None = None, description: str | None = None
+    ) -> None:
+        """Declare the command-line flag ``--name`` (see ``HostAPI.register_flag``)."""
+        self._rt.register_flag(name, type, default, description)
+
+    def get_flag(self, name: str) -> bool | str | None:
+        """A declared flag's value (see ``HostAPI.get_flag``)."""
+        return self._rt.flag(name)
+
+    @property
+    def events(self) -> Events:
+        """The event bus between extensions: ``api.events.emit(channel, data)``,
+        ``off = api.events.on(channel, handler)``."""
+        return Events(self._rt)
 
     def set_session_name(self, name: str) -> None:
         self._rt.require_session().set_session_name(name)
@@ -153,6 +382,15 @@ class ExtensionAPI:
 
     def set_active_tools(self, names: list[str]) -> None:
         self._rt.tools.set_active(names)
+
+    def register_provider(self, item: ApiImpl | ProviderInfo) -> None:
+        """Add a wire API or a provider at run time (see ``HostAPI.register_provider``)."""
+        record = self._rt.calling_plugin()
+        self._rt.register_provider(item, record.name if record is not None else "runtime")
+
+    def unregister_provider(self, provider_id: str) -> None:
+        """Remove a provider at run time (see :meth:`atomic_host.contract.host.HostAPI.unregister_provider`)."""
+        self._rt.unregister_provider(provider_id)
 
     def register_tool(self, tool: Tool) -> None:
         """Add a tool at run time (see :meth:`atomic_host.contract.host.HostAPI.register_tool`)."""
@@ -252,3 +490,30 @@ class ExtensionAPI:
 
             raise HostError("Workflows are not available: the builtin_plugins.workflows plugin is disabled")
         return engine
+
+
+class Events:
+    """``api.events``: emit and subscribe by channel name (``atomic_host.plugins.bus``)."""
+
+    __slots__ = ("_rt",)
+
+    def __init__(self, rt: ApiHost) -> None:
+        self._rt = rt
+
+    def emit(self, channel: str, data: Any = None) -> None:
+        """Call every listener of ``channel`` with ``data`` (async listeners run as their own tasks)."""
+        self._rt.events.emit(channel, data)
+
+    def on(self, channel: str, handler: Any) -> Any:
+        """Subscribe ``handler(data)`` (sync or async) to ``channel``; returns the unsubscribe
+        function. A plugin's listeners go when it is unloaded or reloaded."""
+        record = self._rt.calling_plugin()
+        return self._rt.events.on(channel, handler, record.name if record is not None else "runtime")
+
+
+def _log_failure(task: Any) -> None:
+    """A compaction nobody awaited that failed: logged, not left as an unretrieved exception."""
+    if not task.cancelled() and task.exception() is not None:
+        from atomic_host.kit.log import log
+
+        log.warning(f"compaction started by a plugin failed: {task.exception()}")

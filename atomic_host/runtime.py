@@ -16,12 +16,13 @@ from atomic_host.core.options import Options
 from atomic_host.core.paths import agent_dir as default_agent_dir
 from atomic_host.core.settings import Settings
 from atomic_host.kit.log import log
+from atomic_host.plugins.bus import EventBus
 from atomic_host.plugins.discovery import BUILTIN_PLUGINS, ESSENTIAL, extension_files, project_trusted
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.faults import guard_exit
 from atomic_host.plugins.manager import HELPERS_ATTR, PluginHost, PluginRecord
 from atomic_host.plugins.named import NamedTable
-from atomic_host.plugins.registry import CommandRegistry, ToolRegistry
+from atomic_host.plugins.registry import CommandRegistry, Shortcut, ShortcutRegistry, ToolRegistry
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -78,8 +79,16 @@ class Runtime:
         """Every hook call goes through here (the combining rules live in the hookspecs)."""
         self.tools = ToolRegistry(self.extension_error)
         self.commands = CommandRegistry()
+        self.shortcuts = ShortcutRegistry()
+        """Keyboard shortcuts extensions registered (``get_shortcuts`` / ``invoke_shortcut``)."""
+        self.events = EventBus(self.plugins)
+        """The event bus between extensions (``api.events``)."""
+        self.flags: dict[str, dict[str, Any]] = {}
+        """Extension command-line flags (``api.register_flag``): name → ``{type, default, description, plugin}``."""
         self.providers: list[ProviderInfo] = []
         self.apis: dict[str, ApiImpl] = {}
+        self.shadowed_providers: list[ProviderInfo] = []
+        """Providers a later registration of the same id replaced (:meth:`unregister_provider` restores them)."""
         self._models: ModelRegistry | None = None
         self._store: SessionStore | None = None
         self.session: AgentSession | None = None
@@ -97,6 +106,8 @@ class Runtime:
         """Host-wide services plugins offer (``api.provide``): the built-in ``workflows`` engine."""
         self.pending_reload: set[Path] = set()
         self.watch_task: asyncio.Task[None] | None = None
+        self.exit_request: Callable[[], None] | None = None
+        """Set by a frontend that can end itself cleanly (RPC: as if stdin closed); ``api.shutdown``."""
 
     # --- errors from plugins ---
 
@@ -157,8 +168,6 @@ class Runtime:
             if self._models is not None:
                 self._models = None
             return
-        from atomic_host.contract.providers import ApiImpl, ProviderInfo
-
         builtin = record.source == "builtin"
 
         def contribute(hook: str, register: Callable[[Any], None]) -> None:
@@ -168,16 +177,7 @@ class Runtime:
         contribute("register_tools", lambda t: self.tools.add(t, name, path, builtin=builtin))
         contribute("register_commands", lambda c: self.commands.add(c, name, path))
 
-        def register_provider(item: ApiImpl | ProviderInfo) -> None:
-            item.plugin = name
-            if isinstance(item, ApiImpl):
-                self.apis[item.api] = item
-            elif isinstance(item, ProviderInfo):
-                self.providers = [p for p in self.providers if p.id != item.id] + [item]
-            else:
-                raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
-
-        contribute("register_providers", register_provider)
+        contribute("register_providers", lambda item: self.add_provider(item, name))
 
         def register_workflow(item: Any) -> None:
             from atomic_host.contract.registrations import WorkflowDefinition
@@ -195,6 +195,54 @@ class Runtime:
             self.forget(name)
         if self._models is not None:
             self._models = None  # rebuilt on next use with the new providers
+
+    # --- providers (register_providers, and api.register_provider / unregister_provider at run time) ---
+
+    def add_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None:
+        """File a wire API or a provider for ``plugin``; a provider replaces one with its id (kept,
+        to come back when the newer one is unregistered). The model registry is rebuilt on next use."""
+        from atomic_host.contract.providers import ApiImpl, ProviderInfo
+
+        item.plugin = plugin
+        if isinstance(item, ApiImpl):
+            self.apis[item.api] = item
+        elif isinstance(item, ProviderInfo):
+            replaced = [p for p in self.providers if p.id == item.id]
+            self.shadowed_providers.extend(replaced)
+            self.providers = [p for p in self.providers if p.id != item.id] + [item]
+        else:
+            raise TypeError(f"register_providers expects ApiImpl or ProviderInfo, got {type(item).__name__}")
+        self._models = None
+
+    def register_provider(self, item: ApiImpl | ProviderInfo, plugin: str) -> None:
+        """``api.register_provider``: as at load, and the active session's model is refreshed from the
+        new catalog (a provider registered again with another ``base_url`` moves it)."""
+        self.add_provider(item, plugin)
+        self._refresh_session_model()
+
+    def unregister_provider(self, provider_id: str) -> bool:
+        """``api.unregister_provider``: remove the provider ``provider_id`` (the one it replaced, if
+        any, comes back); False when none is registered under that id."""
+        if not any(p.id == provider_id for p in self.providers):
+            return False
+        self.providers = [p for p in self.providers if p.id != provider_id]
+        earlier = [p for p in self.shadowed_providers if p.id == provider_id]
+        if earlier:  # the latest one it replaced, if its plugin is still loaded
+            self.shadowed_providers.remove(earlier[-1])
+            record = self.plugins.records.get(earlier[-1].plugin)
+            if record is not None and record.status == "loaded":
+                self.providers.append(earlier[-1])
+        self._models = None
+        self._refresh_session_model()
+        return True
+
+    def _refresh_session_model(self) -> None:
+        agent = self.session
+        model = agent.model if agent is not None else None
+        if agent is not None and model is not None:
+            fresh = self.models.find(model.get("provider", ""), model.get("id", ""))
+            if fresh is not None:
+                agent.model = fresh
 
     # --- tools registered at run time (api.register_tool / unregister_tool) ---
 
@@ -224,6 +272,70 @@ class Runtime:
         self.tools.remove(name)
         apply_selection(self)
 
+    # --- shortcuts and flags (api.register_shortcut / register_flag) ---
+
+    def register_shortcut(self, key: str, handler: Callable[..., Any], description: str | None) -> None:
+        """File a shortcut for the calling plugin; one filed for the same key before is replaced (said on stderr)."""
+        if not callable(handler):
+            raise TypeError(f"a shortcut handler must be callable, not {type(handler).__name__}")
+        record = self.calling_plugin()
+        owner, path = (record.name, record.path) if record is not None else ("runtime", "runtime")
+        replaced = self.shortcuts.add(Shortcut(key, handler, description, owner, path))
+        if replaced is not None and replaced.plugin != owner:
+            log.warning(f"shortcut {replaced.key} of {replaced.path} is replaced by {path}")
+
+    def register_flag(self, name: str, kind: str, default: Any, description: str | None) -> None:
+        """Declare ``--name`` for the calling plugin (``kind``: boolean | string)."""
+        name = name.lstrip("-")
+        if not name:
+            raise ValueError("a flag needs a name")
+        if kind not in ("boolean", "string"):
+            raise ValueError(f'a flag\'s type is "boolean" or "string", not {kind!r}')
+        record = self.calling_plugin()
+        plugin = record.name if record is not None else "runtime"
+        self.flags[name] = {"type": kind, "default": default, "description": description, "plugin": plugin}
+
+    def flag(self, name: str) -> bool | str | None:
+        """The value of a registered flag: as given on the command line, else its default; None for
+        a flag nobody registered."""
+        name = name.lstrip("-")
+        declared = self.flags.get(name)
+        if declared is None:
+            return None
+        given = self.options.extension_flags.get(name)
+        if given is None:
+            return declared["default"]  # type: ignore[no-any-return]
+        if declared["type"] == "boolean":
+            return given is True or str(given).lower() not in ("false", "0", "no", "off")
+        return given if isinstance(given, str) else declared["default"]
+
+    def check_flags(self) -> None:
+        """After the plugins registered their flags: a flag on the command line that none declared,
+        or a string flag without a value, stops the start (``HostError``)."""
+        from atomic_host.contract.errors import HostError
+
+        unknown = [f"--{n}" for n in self.options.extension_flags if n not in self.flags]
+        if unknown:
+            raise HostError(f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+        for name, given in self.options.extension_flags.items():
+            if self.flags[name]["type"] == "string" and not isinstance(given, str):
+                raise HostError(f'Extension flag "--{name}" requires a value')
+
+    def calling_plugin(self) -> PluginRecord | None:
+        """The plugin whose code called into the API: the nearest frame, up the stack, in one of the
+        plugins' modules (a local extension's helper module is found through the extension that
+        called it). None for host code."""
+        import sys
+
+        modules = {r.module.__name__: r for r in self.plugins.records.values() if r.module is not None}
+        frame = sys._getframe(1)
+        while frame is not None:
+            found = modules.get(frame.f_globals.get("__name__", ""))
+            if found is not None:
+                return found
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
     def _owner_record(self, tool: Tool) -> PluginRecord | None:
         handler = tool.handler
         module = handler.partition(":")[0] if isinstance(handler, str) else getattr(handler, "__module__", None)
@@ -234,6 +346,9 @@ class Runtime:
     def forget(self, plugin: str) -> None:
         self.tools.remove_plugin(plugin)
         self.commands.remove_plugin(plugin)
+        self.shortcuts.remove_plugin(plugin)
+        self.events.remove_plugin(plugin)
+        self.flags = {name: flag for name, flag in self.flags.items() if flag["plugin"] != plugin}
         self.providers = [p for p in self.providers if p.plugin != plugin]
         self.apis = {k: v for k, v in self.apis.items() if v.plugin != plugin}
         self.workflow_defs = [w for w in self.workflow_defs if w.plugin != plugin]
@@ -270,6 +385,50 @@ class Runtime:
             self.collect(record)
             log.info(f"reloaded extension {path}")
         apply_selection(self)
+
+    async def reload(self) -> None:
+        """RPC ``reload`` and ``api.reload()`` (upstream's ``/reload``): ``session_shutdown``
+        (reason ``reload``), settings and models.json read again, every local extension imported
+        afresh (new files in the extension dirs load, removed ones unload), the built-in and
+        installed plugins' commands registered again (prompt templates and skills are found
+        anew), then ``session_start`` (reason ``reload``). Refused while the agent streams."""
+        from atomic_host.contract.errors import HostError
+        from atomic_host.contract.events import SessionShutdownEvent
+        from atomic_host.plugins.selection import apply_selection
+
+        agent = self.require_session()
+        if agent.is_streaming:
+            raise HostError("Cannot reload while the agent is streaming")
+        await self.hooks.acall("session_shutdown", event=SessionShutdownEvent("reload"))
+        self.settings.reload()
+        self.plugins.hook_timeout_s = self.settings.int("hookTimeoutMs", 30000) / 1000
+        self.plugins.fail_closed_all = self.settings.bool("hooks.failClosed", False)
+        current = set(self.local_extension_paths())
+        for name, record in list(self.plugins.records.items()):
+            if record.source == "local" and record.file not in current:
+                if record.status == "loaded":
+                    self.plugins.unload(name, self._before_unload)
+                    self.forget(name)
+                del self.plugins.records[name]
+        self.pending_reload |= current
+        self.apply_pending_reloads()
+        for record in list(self.plugins.records.values()):
+            if record.source != "local" and record.status == "loaded":
+                self.commands.remove_plugin(record.name)
+                if self.plugins.implemented(record.name, ("register_commands",)):
+                    register = lambda c, r=record: self.commands.add(c, r.name, r.path)  # noqa: E731
+                    self.hooks.call("register_commands", plugin=record.name, register=register)
+        self._models = None
+        apply_selection(self)
+        await agent.fire_session_start("reload")
+
+    def request_shutdown(self) -> None:
+        """``api.shutdown()``: end the host as when the client closes stdin (the frontend's
+        ``exit_request``); a frontend without one (print mode, ACP) gets the run aborted."""
+        if self.exit_request is not None:
+            self.exit_request()
+        elif self.session is not None and self.session.is_streaming:
+            self._abort_task = asyncio.ensure_future(self.session.abort())
 
     def helper_users(self, helper: Path) -> set[Path]:
         """The loaded local extensions that imported ``helper`` (a module beside them)."""
@@ -423,8 +582,11 @@ class Runtime:
         self.watchdog = start_watchdog(
             self.settings.int("loopStallMs", DEFAULT_STALL_MS), lambda: self.plugins.module_owners
         )
-        self.session = await AgentSession.open_initial(self)
+        # The host's lifetime encloses the session's: host_start, then the first session_start
+        # (as upstream: extensions load, then session_start); at exit session_shutdown, then host_shutdown.
         await self.hooks.acall("host_start")
+        self.check_flags()
+        self.session = await AgentSession.open_initial(self)
         if self.options.watch or self.settings.bool("watchExtensions", False):
             self.watch_task = asyncio.create_task(self.watch_extensions())
 

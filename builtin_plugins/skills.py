@@ -185,6 +185,14 @@ def expand_skill(skill: Skill, args: str) -> str:
     return f"{block}\n\n{args}" if args else block
 
 
+def loaded_skills() -> list[Skill]:
+    """The skills the last ``register_commands`` found (the ``read`` tool's ``skill://``)."""
+    found: list[Skill] = []
+    for skills in list(_loaded.values()):
+        found += skills
+    return found
+
+
 def skills_prompt(api: HostAPI) -> str:
     """System-prompt section listing the skills the model may load itself.
 

@@ -166,6 +166,45 @@ class ContextEvent:
     """Set when the run is aborted: a hook that waits for something stops waiting then."""
 
 
+
+@record
+class BeforeProviderRequestEvent:
+    """``before_provider_request``: the JSON body of a provider request, built by the adapter, just
+    before it is sent. Mutate ``payload`` in place, or return ``ProviderPayload(new)`` to replace it
+    (results chain: the next plugin sees the replacement)."""
+
+    payload: dict[str, Any]
+    model: dict[str, Any]
+    """The model the request is for (``provider``, ``id``, ``api``, ``baseUrl``, …)."""
+    url: str
+
+
+@record
+class BeforeProviderHeadersEvent:
+    """``before_provider_headers``: the HTTP headers of a provider request (lower-case names, the
+    API key's among them), after the payload hooks. Mutate ``headers``: set a value to add or
+    override a header, set it to None (or delete the key) to leave it out."""
+
+    headers: dict[str, str | None]
+    model: dict[str, Any]
+    url: str
+
+
+@record
+class AfterProviderResponseEvent:
+    """``after_provider_response``: a provider answered (each attempt, the failed ones too), before
+    its body is read."""
+
+    status: int
+    headers: dict[str, str]
+    """The response headers, lower-case names."""
+    elapsed_ms: float
+    """From sending the request to the response head."""
+    model: dict[str, Any]
+    url: str
+    attempt: int = 0
+    """0 for the first request, 1, 2, … for transport retries (``retry.provider.maxRetries``)."""
+
 @record
 class MessageEndEvent:
     """``message_end``: a message is finished (user, custom, assistant, toolResult), before it is
@@ -316,6 +355,9 @@ EVENT_TYPES: dict[str, type] = {
     "tool_result": ToolResultEvent,
     "context": ContextEvent,
     "message_end": MessageEndEvent,
+    "before_provider_request": BeforeProviderRequestEvent,
+    "before_provider_headers": BeforeProviderHeadersEvent,
+    "after_provider_response": AfterProviderResponseEvent,
     "model_select": ModelSelectEvent,
     "thinking_level_select": ThinkingLevelSelectEvent,
     "user_bash": UserBashEvent,

@@ -40,6 +40,7 @@ from atomic_host.contract.results import (
     Failure,
     InputResult,
     MessageEndResult,
+    ProviderPayload,
     RecoverResult,
     Summary,
     ToolCallDecision,
@@ -50,7 +51,10 @@ from atomic_host.contract.tools import ToolResult
 if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
     from atomic_host.contract.events import (
+        AfterProviderResponseEvent,
         BeforeAgentStartEvent,
+        BeforeProviderHeadersEvent,
+        BeforeProviderRequestEvent,
         CompactEvent,
         ContextEvent,
         InputEvent,
@@ -284,6 +288,27 @@ def context(event: ContextEvent, api: HostAPI) -> ContextResult | None:
     """Edit the messages of each model call before they are sent (``event.messages``, host message
     shape; ``event.model``). Return ``ContextResult(messages)`` to send those instead; results chain
     in call order. The session itself is not changed: this is what the model sees, this once."""
+
+
+@spec("chain", returns=(ProviderPayload,))
+def before_provider_request(event: BeforeProviderRequestEvent, api: HostAPI) -> ProviderPayload | None:
+    """A provider request's JSON body is built (``event.payload``, ``event.model``, ``event.url``),
+    right before it is sent: every HTTP request of the host's adapters (runs, compaction, summaries)
+    and of any adapter built on ``atomic_host.kit.llm.http.drive``. Mutate ``event.payload`` in
+    place or return ``ProviderPayload(new)`` to replace it; results chain in call order."""
+
+
+@spec("each")
+def before_provider_headers(event: BeforeProviderHeadersEvent, api: HostAPI) -> None:
+    """A provider request's headers (``event.headers``, lower-case names), after
+    ``before_provider_request``. Mutate them: a new value adds or overrides a header, None (or
+    deleting the key) leaves it out. Values that are not strings are dropped."""
+
+
+@spec("each")
+def after_provider_response(event: AfterProviderResponseEvent, api: HostAPI) -> None:
+    """A provider answered (``event.status``, ``event.headers``, ``event.elapsed_ms``,
+    ``event.attempt``), before the body is read: every attempt, failed ones (429, 5xx) included."""
 
 
 @spec("chain", returns=(MessageEndResult,), sync=True)

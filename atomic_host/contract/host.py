@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from atomic_host.contract.providers import ApiImpl, ProviderInfo
     from atomic_host.contract.registrations import WorkflowDefinition
     from atomic_host.contract.tools import UI, Tool
 
@@ -75,8 +76,24 @@ class HostAPI(Protocol):
         (synchronous hooks may call it); the returned awaitable may be awaited."""
         ...
 
-    async def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
-        """Send a prompt as if the user typed it (source ``extension``)."""
+    def send_messages(
+        self, messages: list[dict[str, Any]], *, trigger_turn: bool = False, deliver_as: str | None = None
+    ) -> Awaitable[None]:
+        """Several custom messages (``{"customType", "content", "display"?, "details"?,
+        "excludeFromContext"?}`` each) admitted together, in order, delivered as :meth:`send_message`
+        delivers one: with ``trigger_turn`` while idle, one run starts with all of them."""
+        ...
+
+    async def send_user_message(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        deliver_as: str | None = None,
+        expand_prompt_templates: bool = False,
+    ) -> str:
+        """Send a prompt as if the user typed it (source ``extension``): text, or text and image
+        parts (``{"type": "image", "data": <base64>, "mimeType"}``). Literal unless
+        ``expand_prompt_templates`` (then a slash command runs, a template or a skill expands)."""
         ...
 
     def append_entry(self, custom_type: str, data: Any = None) -> dict[str, Any]:
@@ -86,6 +103,124 @@ class HostAPI(Protocol):
     def session_entries(self) -> list[dict[str, Any]]:
         """The active session's entries in append order (all branches, no header); empty
         without a session. A new list of the stored dicts: read them, do not change them."""
+        ...
+
+    # --- the session's state ---
+
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """The active session's model (the wire Model dict), or None."""
+        ...
+
+    @property
+    def thinking_level(self) -> str:
+        """The active session's thinking level."""
+        ...
+
+    @property
+    def session_name(self) -> str | None:
+        """The active session's name, or None."""
+        ...
+
+    @property
+    def scoped_models(self) -> list[dict[str, Any]]:
+        """The models ``--models`` / ``enabledModels`` scope the session to (empty: unscoped)."""
+        ...
+
+    def get_commands(self) -> list[dict[str, Any]]:
+        """The slash commands, as ``get_commands`` lists them."""
+        ...
+
+    def get_context_usage(self) -> dict[str, Any] | None:
+        """``{tokens, contextWindow, percent}`` as ``get_session_stats``' ``contextUsage``, or None."""
+        ...
+
+    async def get_system_prompt(self) -> str:
+        """The host's system prompt of the next model call."""
+        ...
+
+    # --- acting ---
+
+    def is_idle(self) -> bool:
+        """No run is in progress."""
+        ...
+
+    def has_pending_messages(self) -> bool:
+        """Steering or follow-up messages are queued."""
+        ...
+
+    async def abort(self) -> None:
+        """Abort the running run (as the ``abort`` command)."""
+        ...
+
+    def compact(self) -> asyncio.Task[dict[str, Any]]:
+        """Start a manual compaction; the task's result is what ``compact`` answers."""
+        ...
+
+    def shutdown(self) -> None:
+        """End the host cleanly, as when the client closes stdin (print mode, ACP: abort the run)."""
+        ...
+
+    # --- session control, from a slash command's or a shortcut's handler only (else HostError) ---
+
+    async def wait_for_idle(self) -> None:
+        """Wait until the running run (if any) has ended."""
+        ...
+
+    async def new_session(self, *, parent_session: str | None = None) -> dict[str, Any]:
+        """A new session becomes active: ``{"cancelled": bool}``."""
+        ...
+
+    async def fork(self, entry_id: str, *, position: str = "before") -> dict[str, Any]:
+        """Fork and switch to the fork: ``before`` a user prompt (``{"cancelled", "text"}``) or
+        ``at`` the current leaf (``{"cancelled"}``)."""
+        ...
+
+    async def switch_session(self, session: str) -> dict[str, Any]:
+        """Resume a stored session by id or file path: ``{"cancelled": bool}``."""
+        ...
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """Move the leaf: ``{"cancelled", "editorText"?, "summaryEntry"?}``."""
+        ...
+
+    async def reload(self) -> None:
+        """Discover extensions, prompt templates, skills, settings and models.json again."""
+        ...
+
+    # --- shortcuts, flags, the event bus ---
+
+    def register_shortcut(self, key: str, handler: Any, *, description: str | None = None) -> None:
+        """Offer a keyboard shortcut (``ctrl+k``; matched without case): clients list them with
+        ``get_shortcuts`` and run one with ``invoke_shortcut``; ``handler(api)``, sync or async,
+        runs as a slash command does. A later registration of the key replaces it."""
+        ...
+
+    def register_flag(
+        self, name: str, *, type: str = "boolean", default: bool | str | None = None, description: str | None = None
+    ) -> None:
+        """Declare the command-line flag ``--name`` (``type``: boolean | string). Declare it in a
+        registration hook or ``host_start``: once they have run, a flag on the command line that no
+        plugin declared stops the start with ``Unknown option: --name``."""
+        ...
+
+    def get_flag(self, name: str) -> bool | str | None:
+        """The flag's value: as given (a boolean flag given alone is True), else its default; None
+        for a flag no plugin declared."""
+        ...
+
+    @property
+    def events(self) -> Any:
+        """The event bus between extensions: ``api.events.emit(channel, data)`` calls every
+        ``api.events.on(channel, handler)`` listener (``on`` returns the unsubscribe function)."""
         ...
 
     def set_session_name(self, name: str) -> None: ...
@@ -101,6 +236,18 @@ class HostAPI(Protocol):
     def get_active_tools(self) -> list[str]: ...
 
     def set_active_tools(self, names: list[str]) -> None: ...
+
+    def register_provider(self, item: ApiImpl | ProviderInfo) -> None:
+        """Add a wire API (``ApiImpl``) or a provider and its models (``ProviderInfo``) at any time,
+        as ``register_providers`` does at load: a provider replaces one with the same id (which
+        comes back when this one is unregistered). Its models are in ``get_available_models`` at
+        once, and the active session's model is refreshed from the new catalog."""
+        ...
+
+    def unregister_provider(self, provider_id: str) -> None:
+        """Remove the provider ``provider_id`` and its models (the provider it replaced, if any,
+        comes back). No effect when none is registered under that id."""
+        ...
 
     def register_tool(self, tool: Tool) -> None:
         """Add (or replace one of your own) tool at any time; the model sees it from its next call

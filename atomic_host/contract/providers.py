@@ -62,6 +62,28 @@ class StreamOptions:
     cache_retention: str = "short"
     http_client: Any = None
     """Optional shared ``httpx.AsyncClient``."""
+    provider_hooks: ProviderHooks | None = None
+    """Set by the host when a plugin implements ``before_provider_request``,
+    ``before_provider_headers`` or ``after_provider_response``; adapters built on
+    ``atomic_host.kit.llm.http.drive`` call it (None: nothing to call)."""
+
+
+class ProviderHooks(Protocol):
+    """The provider hooks of one request, as :func:`atomic_host.kit.llm.http.drive` calls them."""
+
+    async def before_request(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The body to send (``before_provider_request``)."""
+        ...
+
+    async def before_headers(self, url: str, headers: dict[str, str]) -> dict[str, str]:
+        """The headers to send (``before_provider_headers``)."""
+        ...
+
+    async def after_response(
+        self, url: str, status: int, headers: Mapping[str, str], elapsed_ms: float, attempt: int
+    ) -> None:
+        """A response head arrived (``after_provider_response``)."""
+        ...
 
 
 @record

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from atomic_host.contract.events import (
         BeforeAgentStartEvent,
+        BeforeProviderRequestEvent,
         ContextEvent,
         InputEvent,
         MessageEndEvent,
@@ -155,6 +156,19 @@ class ContextResult:
         event.messages = self.messages
         return False
 
+
+
+@record
+class ProviderPayload:
+    """Result of a ``before_provider_request`` hook: the JSON body to send instead (results chain)."""
+
+    payload: dict[str, Any]
+
+    def apply(self, event: BeforeProviderRequestEvent) -> bool:
+        if not isinstance(self.payload, dict):
+            raise TypeError(f"ProviderPayload.payload must be a dict, not {type(self.payload).__name__}")
+        event.payload = self.payload
+        return False
 
 @record
 class MessageEndResult:

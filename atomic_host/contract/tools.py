@@ -102,6 +102,8 @@ class ToolContext:
     ui: UI | None = None
     temp_dir: Callable[[], str | None] = lambda: None
     """Owner-only temp dir for this session (``<tmpdir>/atomic-<uid>/<session-id>``), or None if refused."""
+    artifact_dirs: Callable[[], list[str]] = lambda: []
+    """Directories that hold this session's saved full outputs (bash logs, cut tool results)."""
     call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
     """Call another active tool through the host (same tool_call hooks). Used by codemode."""
     list_tools: Callable[[], list[Tool]] | None = None

@@ -38,6 +38,8 @@ class Options:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     cwd: str | None = None
+    extension_flags: dict[str, bool | str] = field(default_factory=dict)
+    """``--name [value]`` options the host does not know: extensions declare them (``api.register_flag``)."""
 
     def missing_extension(self) -> str | None:
         """Why an ``-e`` path cannot load (it does not exist), as the line to print; None when all

@@ -21,6 +21,7 @@ from atomic_host.contract.events import ContextEvent, MessageEndEvent, SessionIn
 from atomic_host.contract.providers import StreamOptions
 from atomic_host.engine.emitter import Emitter
 from atomic_host.engine.model_state import ModelState
+from atomic_host.engine.provider_hooks import provider_hooks
 from atomic_host.engine.system_prompt import build_system_prompt, load_context_files
 
 if TYPE_CHECKING:
@@ -198,11 +199,17 @@ class ActiveSession:
             # and more on a busy machine, so in a thread, where the loop stays free for abort.
             await asyncio.to_thread(lambda: [t.json_schema() for t in tools])
         if not system_prompt:
-            # The context files are stat-ed each request (an edit shows on the next one) and read
-            # only when changed, a big one in a thread: the loop never waits on their I/O.
-            context = await load_context_files(rt.agent_dir, self.cwd, rt.trusted)
-            system_prompt = build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
+            system_prompt = await self.system_prompt(tools)
         return {"systemPrompt": system_prompt, "messages": messages, "tools": [t.to_llm() for t in tools]}
+
+    async def system_prompt(self, tools: list[Tool] | None = None) -> str:
+        """The host's system prompt of the next model call (for ``tools``, default the model's)."""
+        rt = self._rt
+        # The context files are stat-ed each request (an edit shows on the next one) and read
+        # only when changed, a big one in a thread: the loop never waits on their I/O.
+        context = await load_context_files(rt.agent_dir, self.cwd, rt.trusted)
+        tools = self.model_tools() if tools is None else tools
+        return build_system_prompt(rt.options, rt.hooks, tools, self.cwd, context)
 
     def stream_options(self, signal: asyncio.Event | None = None) -> StreamOptions:
         """Neutral provider options from the session state and settings; ``signal`` aborts the call."""
@@ -221,10 +228,24 @@ class ActiveSession:
             max_retries=settings.int("retry.provider.maxRetries", 0),
             max_retry_delay_ms=settings.int("retry.provider.maxRetryDelayMs", 60000),
             http_client=rt.http_client() if model and rt.models.needs_http(model["api"]) else None,
+            provider_hooks=provider_hooks(rt.hooks, model) if model else None,
         )
 
     def stream_fn(self, api: str) -> StreamFn | None:
         return self._rt.models.stream_fn(api)
+
+    def artifact_dirs(self) -> list[str]:
+        """Where this session's full outputs are saved: its temp dir (bash logs) and the tool-results dirs."""
+        from pathlib import Path
+
+        dirs = []
+        location = self.session.location
+        if location and location.endswith(".jsonl"):
+            dirs.append(str(Path(location).parent / "tool-results"))
+        temp = self.temp_dir()
+        if temp:
+            dirs += [temp, str(Path(temp) / "tool-results")]
+        return dirs
 
     def temp_dir(self) -> str | None:
         """The session's owner-only temp dir (created on first use), or None."""

@@ -154,23 +154,14 @@ class AgentSession:
 
     def send_custom_message(
         self,
-        custom_type: str,
-        content: Any,
+        messages: list[dict[str, Any]],
         *,
-        display: bool,
-        details: Any,
         trigger_turn: bool,
         deliver_as: str | None,
-        exclude_from_context: bool,
     ) -> asyncio.Future[None]:
-        """``api.send_message``: the message, then :meth:`Runner.send_custom_message` delivers it."""
-        message = {"role": "custom", "customType": custom_type, "content": content, "display": display}
-        message["timestamp"] = now_ms()
-        if details is not None:
-            message["details"] = details
-        if exclude_from_context:
-            message["excludeFromContext"] = True
-        return self.runner.send_custom_message(message, trigger_turn=trigger_turn, deliver_as=deliver_as)  # type: ignore[no-any-return]
+        """``api.send_message`` / ``send_messages``: the messages (:func:`custom_message` each),
+        then :meth:`Runner.send_custom_message` delivers them together."""
+        return self.runner.send_custom_message(messages, trigger_turn=trigger_turn, deliver_as=deliver_as)  # type: ignore[no-any-return]
 
     async def close(self, reason: str) -> None:
         """Stop the run and tell plugins this session is going away."""
@@ -189,3 +180,18 @@ def open_session_ref(store: Any, ref: str) -> Session:
     if os.sep in ref or ref.endswith(".jsonl"):
         return store.open_path(os.path.abspath(os.path.expanduser(ref)))
     return store.open(ref)
+
+
+def custom_message(
+    custom_type: str, content: Any, *, display: bool = True, details: Any = None, exclude_from_context: bool = False
+) -> dict[str, Any]:
+    """A custom message (role ``custom``) as ``api.send_message`` sends it."""
+    if not isinstance(custom_type, str) or not custom_type:
+        raise ValueError("a custom message needs a custom_type")
+    message = {"role": "custom", "customType": custom_type, "content": content, "display": display}
+    message["timestamp"] = now_ms()
+    if details is not None:
+        message["details"] = details
+    if exclude_from_context:
+        message["excludeFromContext"] = True
+    return message

@@ -60,6 +60,15 @@ class TreeMove:
     summary_entry: dict[str, Any] | None = None
     """The ``branch_summary`` entry appended for the abandoned path, when one was written."""
 
+    def wire(self) -> dict[str, Any]:
+        """``navigate_tree``'s response data: ``{cancelled, summaryEntry?, editorText?}``."""
+        data: dict[str, Any] = {"cancelled": self.cancelled}
+        if self.summary_entry is not None:
+            data["summaryEntry"] = self.summary_entry
+        if self.editor_text is not None:
+            data["editorText"] = self.editor_text
+        return data
+
 
 # --- making a session the active one ---
 

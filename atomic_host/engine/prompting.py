@@ -9,13 +9,14 @@ queues it while a run streams.
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from atomic_host.contract.errors import HostError
 from atomic_host.contract.events import BeforeAgentStartEvent, InputEvent
 from atomic_host.engine.active import now_ms
 from atomic_host.kit.lazy import loaded
-from atomic_host.kit.log import plugin_log
+from atomic_host.kit.log import log, plugin_log
 from atomic_host.kit.messages import message_text
 from atomic_host.plugins.faults import debug_traceback, fault_report
 
@@ -24,6 +25,18 @@ if TYPE_CHECKING:
     from atomic_host.engine.runner import Runner
     from atomic_host.engine.services import HostServices
     from atomic_host.engine.summaries import Summarizer
+
+IN_COMMAND: ContextVar[asyncio.Task[Any] | None] = ContextVar("atomic_in_command", default=None)
+"""The task running a slash command's or a shortcut's handler, while it runs: the session-changing
+calls of the API (``api.fork``, ``api.wait_for_idle``, …) are allowed in that task only, as
+upstream's command context. Tasks started meanwhile inherit the variable but are other tasks (a run
+the command started, an async listener): a hook in a run cannot wait for that run (:func:`in_command`)."""
+
+
+def in_command() -> bool:
+    """Whether the running code is a command's or a shortcut's handler (its own task)."""
+    task = IN_COMMAND.get()
+    return task is not None and task is asyncio.current_task()
 
 BUSY = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
@@ -48,6 +61,7 @@ class Prompter:
         """The prompt pipeline of semantics §3.1; returns the disposition. ``literal`` (extension
         prompts): no slash-command dispatch, no template or skill expansion."""
         rt, runner = self._rt, self._runner
+        images = await self.checked_images(images)
         if text.startswith("/") and not literal:
             name, _, args = text[1:].partition(" ")
             command = rt.commands.get(name)
@@ -92,6 +106,7 @@ class Prompter:
 
     async def queue_message(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> str:
         """``steer`` / ``follow_up``: never extension commands; queued (or handled by an input hook)."""
+        images = await self.checked_images(images)
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
             command = self._rt.commands.get(name)
@@ -111,6 +126,36 @@ class Prompter:
     def _enqueue(self, kind: str, text: str, images: list[dict[str, Any]] | None) -> None:
         message = make_user_message(text, images)
         self._runner.enqueue(kind, message, message_text(message))
+
+    async def checked_images(self, images: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """``images`` with each one checked (real base64 of a PNG/JPEG/GIF/WebP that decodes) and, with
+        ``images.autoResize`` (default on), shrunk to fit 2000x2000; a bad one fails the command, naming it.
+        In a thread: a 30 MB screenshot takes a while to decode and shrink."""
+        if not images:
+            return images
+        auto_resize = self._rt.settings.bool("images.autoResize", True)
+
+        def check_all() -> list[dict[str, Any]]:
+            import base64
+
+            from atomic_host.kit.images import ImageProblem, decode_base64, prepare
+
+            out = []
+            for i, block in enumerate(images):
+                try:
+                    data = decode_base64(block.get("data"))
+                    shrunk, mime, note = prepare(data, block.get("mimeType"), auto_resize=auto_resize)
+                except ImageProblem as e:
+                    raise HostError(f"images[{i}]: {e}") from None
+                if note is None and mime == block.get("mimeType"):
+                    out.append(block)  # kept verbatim
+                else:
+                    out.append({**block, "data": base64.b64encode(shrunk).decode("ascii"), "mimeType": mime})
+                    if note:
+                        log.info(f"prompt image {i}: {note}")
+            return out
+
+        return await asyncio.to_thread(check_all)
 
     async def apply_input_hooks(
         self, text: str, images: list[dict[str, Any]] | None, kind: str, source: str
@@ -163,28 +208,66 @@ class Prompter:
 
     async def run_command(self, command: Any, args: str) -> None:
         """Run an extension's slash command; what it raises is that extension's error."""
-        import inspect  # with the first command: not on startup's path
+        handler = command.get_handler()
+        await run_handler(self._rt, handler, (args, self._rt.api), command.plugin, f"command:{command.name}", "command")
 
-        try:
-            result = command.get_handler()(args, self._rt.api)
-            if inspect.isawaitable(result):
-                await result
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
-            plugins = self._rt.plugins
-            why = fault_report(exc, plugins.roots(plugins.records.get(command.plugin)))
-            plugin_log.warning(f"command /{command.name} failed: {why}")
-            debug_traceback(exc)
-            self._rt.extension_error(f"command:{command.name}", "command", why)
-
-    async def submit_extension_prompt(self, text: str, deliver_as: str | None) -> str:
-        """``api.send_user_message``: a literal prompt with source ``extension`` (semantics §5.3).
-        While streaming, ``deliver_as`` (steer | followUp) says how to queue it; without it the
-        prompt is refused like any other (the BUSY error)."""
+    async def submit_extension_prompt(
+        self, content: str | list[dict[str, Any]], deliver_as: str | None, expand: bool = False
+    ) -> str:
+        """``api.send_user_message``: a prompt with source ``extension`` (semantics §5.3): text, or
+        text and image parts. Literal unless ``expand`` (then a slash command runs, a template or
+        skill expands, as for a client's prompt). While streaming, ``deliver_as`` (steer | followUp)
+        says how to queue it; without it the prompt is refused like any other (the BUSY error)."""
         if deliver_as not in (None, "steer", "followUp"):
             raise ValueError(f"deliver_as must be 'steer' or 'followUp', got {deliver_as!r}")
-        return await self.prompt(text, None, deliver_as, source="extension", literal=True)
+        text, images = _text_and_images(content)
+        return await self.prompt(text, images, deliver_as, source="extension", literal=not expand)
+
+
+async def run_handler(
+    rt: HostServices, handler: Any, args: tuple[Any, ...], plugin: str, where: str, event: str
+) -> str | None:
+    """Run a command's or a shortcut's handler (sync or async) as a command (:data:`IN_COMMAND`);
+    what it raises is its plugin's error, reported as ``extension_error`` at ``where`` and
+    returned (None when it succeeded)."""
+    import inspect  # with the first command: not on startup's path
+
+    token = IN_COMMAND.set(asyncio.current_task())
+    try:
+        result = handler(*args)
+        if inspect.isawaitable(result):
+            await result
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # sys.exit() in plugin code is the plugin's error (faults.py)
+        plugins = rt.plugins
+        why = fault_report(exc, plugins.roots(plugins.records.get(plugin)))
+        plugin_log.warning(f"{where} failed: {why}")
+        debug_traceback(exc)
+        rt.extension_error(where, event, why)
+        return why
+    finally:
+        IN_COMMAND.reset(token)
+    return None
+
+
+def _text_and_images(content: str | list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]] | None]:
+    """A prompt's text and images from ``send_user_message``'s content: a string, or a list of
+    ``{"type": "text", "text"}`` and ``{"type": "image", "data", "mimeType"}`` parts."""
+    if isinstance(content, str):
+        return content, None
+    if not isinstance(content, list):
+        raise TypeError(f"content must be a string or a list of text and image parts, not {type(content).__name__}")
+    texts, images = [], []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image" and isinstance(part.get("data"), str) and isinstance(part.get("mimeType"), str):
+            images.append({"type": "image", "data": part["data"], "mimeType": part["mimeType"]})
+        else:
+            raise ValueError(f"not a text or image part: {str(part)[:200]}")
+    return "\n".join(texts), images or None
 
 
 def make_user_message(text: str, images: list[dict[str, Any]] | None) -> dict[str, Any]:

@@ -166,6 +166,7 @@ class Runner:
             on_update=on_update,
             ui=rt.ui,
             temp_dir=self.active.temp_dir,
+            artifact_dirs=self.active.artifact_dirs,
             call_tool=call_tool,
             list_tools=rt.tools.callable_from_code,
             deferred_tools=rt.tools.deferred,
@@ -303,15 +304,18 @@ class Runner:
         if not self.is_streaming and self.active.messages and not self.queues.held and not self.queues.paused:
             self.start_drive(self.queues.next_queued(), None, poll_steering_first=False)
 
-    def send_custom_message(self, message: dict[str, Any], *, trigger_turn: bool, deliver_as: str | None) -> Any:
-        """``api.send_message`` (semantics §5.3 sendMessage). Acts at once, so synchronous hooks
+    def send_custom_message(
+        self, messages: list[dict[str, Any]], *, trigger_turn: bool, deliver_as: str | None
+    ) -> Any:
+        """``api.send_message`` / ``api.send_messages`` (semantics §5.3 sendMessage), for one or
+        several messages admitted together, in order. Acts at once, so synchronous hooks
         (``on_event``) can call it; the returned future is done, except for an ``interrupt`` of a
         running run, where it resolves once the aborted run has ended and the new one started.
 
         - ``nextTurn``: held, and delivered after the user message of the next prompt;
-        - ``interrupt``: abort the running run (the queues are kept and held), then run with it;
+        - ``interrupt``: abort the running run (the queues are kept and held), then run with them;
         - streaming: queued, as steering unless ``deliver_as == "followUp"``;
-        - idle with ``trigger_turn``: a run starts with it;
+        - idle with ``trigger_turn``: one run starts with them;
         - idle otherwise: appended (message_start/end, persisted as ``custom_message``).
         """
         if deliver_as not in DELIVERIES:
@@ -319,27 +323,29 @@ class Runner:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.set_result(None)
         if deliver_as == "nextTurn":
-            self.next_turn.append(message)
+            self.next_turn.extend(messages)
         elif deliver_as == "interrupt":
             self.active.require_model()
             if self.is_streaming:
-                return asyncio.ensure_future(self._interrupt(message))
-            self.start_drive([message], None)
+                return asyncio.ensure_future(self._interrupt(messages))
+            self.start_drive(messages, None)
         elif self.is_streaming:
-            self.enqueue("followUp" if deliver_as == "followUp" else "steer", message, None)
+            for message in messages:
+                self.enqueue("followUp" if deliver_as == "followUp" else "steer", message, None)
         elif trigger_turn:
             self.active.require_model()
-            self.start_drive([message], None)
+            self.start_drive(messages, None)
         else:
-            # idle: appended and shown at once (the command that sent it, if any, waits for the
-            # write before its response)
-            final = self.active.end_message(message)
-            self.active.record_message(final)
-            self._delivered(message, final)
+            # idle: appended and shown at once (the command that sent them, if any, waits for the
+            # writes before its response)
+            for message in messages:
+                final = self.active.end_message(message)
+                self.active.record_message(final)
+                self._delivered(message, final)
         return done
 
-    async def _interrupt(self, message: dict[str, Any]) -> None:
-        """Stop the running run like ``abort`` does, then start one that delivers ``message``."""
+    async def _interrupt(self, messages: list[dict[str, Any]]) -> None:
+        """Stop the running run like ``abort`` does, then start one that delivers ``messages``."""
         aborts = self.aborts
         task = self.drive_task
         self.signal_abort()
@@ -348,10 +354,11 @@ class Runner:
         if self._rt.session is None or self._rt.session.runner is not self:
             return  # the session was replaced meanwhile
         if self.aborts != aborts or self.is_streaming:
-            # A client abort (or another run) came in between: keep the message queued, not lost.
-            self.enqueue("steer", message, None)
+            # A client abort (or another run) came in between: keep the messages queued, not lost.
+            for message in messages:
+                self.enqueue("steer", message, None)
             return
-        self.start_drive([message], None)
+        self.start_drive(messages, None)
 
     def add_bash_message(self, message: dict[str, Any]) -> None:
         """Record a direct-bash result: now when idle, at the next prompt while streaming. No event."""

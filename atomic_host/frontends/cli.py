@@ -260,8 +260,39 @@ class _QuickNamespace:
         self.__dict__.update(values)
 
 
+def extension_flags(argv: list[str], parser: argparse.ArgumentParser) -> tuple[list[str], dict[str, bool | str]]:
+    """Split the long options no host option owns (not even as an abbreviation) off ``argv``:
+    ``--name=value``, ``--name value`` (a next word not starting with ``-``) or ``--name`` alone
+    (True). Extensions declare them (``api.register_flag``); the runtime refuses the rest."""
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    rest: list[str] = []
+    flags: dict[str, bool | str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg[2:].partition("=")
+        if arg == "--" or not arg.startswith("--") or not name or any(o.startswith(arg.split("=")[0]) for o in known):
+            if arg == "--":
+                rest += argv[i:]
+                break
+            rest.append(arg)
+            i += 1
+            continue
+        if eq:
+            flags[name] = value
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            flags[name] = argv[i + 1]
+            i += 1
+        else:
+            flags[name] = True
+        i += 1
+    return rest, flags
+
+
 def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None) -> tuple[Options, argparse.Namespace]:
-    ns = (parser or build_parser()).parse_args(argv)
+    parser = parser or build_parser()
+    argv, flags = extension_flags(argv, parser) if not (argv and argv[0] in SUBCOMMANDS) else (argv, {})
+    ns = parser.parse_args(argv)
     mode = ns.mode or ("print" if ns.prompt is not None else "rpc")
     opts = Options(
         mode=mode,
@@ -289,6 +320,7 @@ def parse_options(argv: list[str], parser: argparse.ArgumentParser | None = None
         exclude_tools=ns.exclude_tools,
         system_prompt=ns.system_prompt,
         append_system_prompt=ns.append_system_prompt,
+        extension_flags=flags,
     )
     return opts, ns
 

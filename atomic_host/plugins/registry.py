@@ -8,7 +8,7 @@ keep each such collision as an :class:`Overlap` (``get_state.resourceOverlaps``)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from atomic_host.contract.commands import SlashCommand
@@ -162,6 +162,71 @@ class CommandRegistry:
     def all(self) -> list[SlashCommand]:
         return list(self.commands.values())
 
+    def listing(self, more: Callable[[SlashCommand], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """``get_commands``' list (and ``api.get_commands()``): extension commands first, then
+        prompt templates, then skills; ``{name, source, description?, location?, path?,
+        hasArgumentCompletions}`` each, plus what ``more(command)`` adds (RPC: ``sourceInfo``)."""
+        order = {"extension": 0, "prompt": 1, "skill": 2}
+        commands = []
+        for c in sorted(self.commands.values(), key=lambda c: order.get(c.source, 3)):
+            item: dict[str, Any] = {"name": c.name, "source": c.source}
+            if c.description:
+                item["description"] = c.description
+            if c.location and c.source != "extension":
+                item["location"] = c.location
+            if c.path:
+                item["path"] = c.path
+            item["hasArgumentCompletions"] = c.completions is not None
+            if more is not None:
+                item.update(more(c))
+            commands.append(item)
+        return commands
+
 
 def _owner(command: SlashCommand) -> Owner:
     return Owner(command.plugin, command.path, command.location)
+
+
+class Shortcut:
+    """A keyboard shortcut an extension registered (``api.register_shortcut``)."""
+
+    __slots__ = ("description", "handler", "key", "path", "plugin")
+
+    def __init__(self, key: str, handler: Callable[..., Any], description: str | None, plugin: str, path: str) -> None:
+        self.key, self.handler, self.description, self.plugin, self.path = key, handler, description, plugin, path
+
+
+class ShortcutRegistry:
+    """Shortcuts by key (lower-case, as ``ctrl+shift+p``), in registration order; a later
+    registration of a key replaces the earlier one."""
+
+    def __init__(self) -> None:
+        self.shortcuts: dict[str, Shortcut] = {}
+
+    @staticmethod
+    def normal(key: str) -> str:
+        return "+".join(part.strip() for part in key.strip().casefold().split("+"))
+
+    def add(self, shortcut: Shortcut) -> Shortcut | None:
+        """File ``shortcut``; returns the one it replaced, if any."""
+        key = self.normal(shortcut.key)
+        if not key:
+            raise ValueError("a shortcut needs a key, such as ctrl+k")
+        replaced = self.shortcuts.pop(key, None)
+        shortcut.key = key
+        self.shortcuts[key] = shortcut
+        return replaced
+
+    def get(self, key: str) -> Shortcut | None:
+        return self.shortcuts.get(self.normal(key))
+
+    def remove_plugin(self, plugin: str) -> None:
+        for key in [k for k, s in self.shortcuts.items() if s.plugin == plugin]:
+            del self.shortcuts[key]
+
+    def listing(self) -> list[dict[str, Any]]:
+        """``get_shortcuts``' list: ``{key, description?}`` each."""
+        return [
+            {"key": s.key, "description": s.description} if s.description else {"key": s.key}
+            for s in self.shortcuts.values()
+        ]

@@ -15,9 +15,21 @@ TOOLS: dict[str, tuple[str, str]] = {
     "read": (
         "Read",
         (
-            "Read a file or directory. Text files are returned as plain text (at most 3000 lines / 50 KiB "
-            "per call; use offset/limit or a path selector like file.py:120-180 or file.py:120+40 for more). "
-            "Directories are shown as a tree, images as images, SQLite databases as a schema summary."
+            "Read files, directories, archives, SQLite databases, internal resources, images, documents, and URLs "
+            "through one path string.\n"
+            "- Text files come back as stored (at most 3000 lines / 50 KiB per call; use offset/limit or a "
+            "selector: file.py:120-180, file.py:120+40, file.py:1-20,90-99). Directories: a depth-2 tree.\n"
+            "- Archives (.zip .jar .whl .tar .tar.gz/.tgz .tar.bz2 .tar.xz .gz): a.zip lists members, "
+            "a.zip:dir/f.txt (or a.zip/dir/f.txt) reads one; nothing is extracted.\n"
+            "- SQLite: db.sqlite shows the schema, db.sqlite:table the rows (100 per page; db.sqlite:table:101-200), "
+            "db.sqlite?q=SELECT ... runs a read-only query.\n"
+            "- Documents as text: PDF (doc.pdf:2 or doc.pdf:2-3 select pages), DOCX, PPTX (:N selects slides), "
+            "XLSX (book.xlsx:Sheet), EPUB (chapters), Jupyter notebooks (cells and outputs; :raw for the JSON), "
+            "HTML as markdown with page.html:md.\n"
+            "- Images (PNG, JPEG, GIF, WebP) as images, checked and shrunk to fit 2000x2000.\n"
+            "- URLs: http:// and https:// pages as markdown (public addresses only unless allowed).\n"
+            "- Internal resources: skill://NAME (its SKILL.md), skill://NAME/FILE, artifact:// (the session's "
+            "saved full outputs: truncated bash logs, cut tool results) and artifact://NAME."
         ),
     ),
     "bash": (
@@ -54,16 +66,20 @@ TOOLS: dict[str, tuple[str, str]] = {
     "find": (
         "Find",
         (
-            "Find files by glob pattern (e.g. '*.py', 'src/**/*.ts', '**/test_*'). Respects .gitignore; "
-            "never descends into .git or node_modules. Returns paths relative to the working directory."
+            "Find files by glob pattern (e.g. '*.py', 'src/**/*.ts', '**/test_*') in a directory, or in several "
+            "with paths (directories, archives, or globs such as 'src/**/*.py'). Respects .gitignore; never "
+            "descends into .git or node_modules. The members of an archive in paths are listed as "
+            "archive.zip:dir/file. Returns paths relative to the working directory; page with skip."
         ),
     ),
     "search": (
         "Search",
         (
-            "Search file contents with a regular expression (Python re syntax, line by line). Respects "
-            ".gitignore, skips binary files. Results are paged: 20 files per page, 20 matches per file, with "
-            "1 line of context before and 3 after each match."
+            "Search file contents with a regular expression (Python re syntax, line by line) in a file, a "
+            "directory or an archive, or several with paths (archive members are searched and shown as "
+            "archive.zip:dir/file). Respects .gitignore, skips binary files; case: sensitive, insensitive or "
+            "smart. Results are paged: 20 files per page (skip=N for more), 20 matches per file, with 1 line of "
+            "context before and 3 after each match."
         ),
     ),
     "ls": ("List", "List the entries of a directory (sorted; directories end with '/')."),

@@ -22,6 +22,8 @@ MATCHES_PER_FILE = 20
 MATCHES_SINGLE_FILE = 200
 MAX_LINE_CHARS = 512
 MAX_FILE_BYTES = 20 * 1024 * 1024
+ARCHIVE_SECONDS = 60.0
+"""How long the members of one archive may take (the worker is killed on abort anyway)."""
 LEAD_CHARS = 100
 """Characters shown before a match that starts beyond the cut of a long line."""
 
@@ -132,28 +134,65 @@ def candidate_files(
         yield entry.path
 
 
+def archive_texts(path: str, glob: str | None, cwd: str) -> Iterator[tuple[str, str | None]]:
+    """``(display name, text or None)`` of each member of the archive at ``path`` (``glob`` on the
+    member path), each member at most :data:`MAX_FILE_BYTES`, in one pass; a broken archive (or one
+    that takes longer than :data:`ARCHIVE_SECONDS`) yields nothing more."""
+    from builtin_plugins.tools.sources.archives import archive_kind, iter_contents
+    from builtin_plugins.tools.sources.limits import Budget, SourceError
+
+    kind = archive_kind(path) or "zip"
+    rx_glob, on_path = compile_glob(glob) if glob else (None, False)
+    shown = _display(path, cwd)
+
+    def wanted(member: Any) -> bool:
+        return rx_glob is None or bool(rx_glob.match(member.name if on_path else member.name.rsplit("/", 1)[-1]))
+
+    try:
+        for member, data in iter_contents(path, kind, Budget(shown, ARCHIVE_SECONDS), MAX_FILE_BYTES, wanted):
+            yield f"{shown}:{display_name(member.name)}", decode_text(data)
+    except SourceError:
+        return
+
+
+def _sources(request: dict[str, Any], check: Callable[[], None] | None) -> Iterator[tuple[str, str | None]]:
+    """``(display name, text or None)`` of every file and archive member the search reads."""
+    from builtin_plugins.tools.sources.archives import archive_kind
+
+    cwd = request["cwd"]
+    roots = request.get("roots") or [request["root"]]
+    for root_text in roots:
+        root = Path(root_text)
+        single = root.is_file()
+        if single and archive_kind(root.name):
+            yield from archive_texts(str(root), request.get("glob"), cwd)
+            continue
+        files = candidate_files(
+            root, single=single, glob=request.get("glob"), gitignore=request.get("gitignore", True), check=check
+        )
+        for path in files:
+            yield _display(path, cwd), read_text(path)
+
+
 def search(request: dict[str, Any], check: Callable[[], None] | None = None) -> dict[str, Any]:
     """One page of results: ``{"text", "details"}`` for the ``search`` tool.
 
-    ``request``: pattern, ignoreCase, root (absolute), cwd, glob, before, after, limit (None =
-    default), skip, gitignore.
+    ``request``: pattern, ignoreCase, roots (absolute paths: directories, files, archives; or one
+    ``root``), cwd, glob, before, after, limit (None = default), skip, gitignore.
     """
     rx = compile_pattern(request["pattern"], bool(request.get("ignoreCase")))
     precheck = _NO_PRECHECK.search(request["pattern"]) is None
-    root = Path(request["root"])
-    cwd = request["cwd"]
     skip = int(request.get("skip") or 0)
-    single = root.is_file()
+    roots = request.get("roots") or [request["root"]]
+    from builtin_plugins.tools.sources.archives import archive_kind
+
+    single = len(roots) == 1 and Path(roots[0]).is_file() and not archive_kind(roots[0])
     limit = request.get("limit") or (MATCHES_SINGLE_FILE if single else MATCHES_PER_FILE)
     before, after = int(request["before"]), int(request["after"])
-    files = candidate_files(
-        root, single=single, glob=request.get("glob"), gitignore=request.get("gitignore", True), check=check
-    )
     blocks: list[str] = []
     seen = total_matches = 0
     more = False
-    for path in files:
-        text = read_text(path)
+    for shown, text in _sources(request, check):
         if text is None:
             continue
         lines, hits = matching_lines(text, rx, precheck)
@@ -166,7 +205,7 @@ def search(request: dict[str, Any], check: Callable[[], None] | None = None) -> 
             more = True
             break
         total_matches += len(hits)
-        blocks.append(_display(path, cwd) + "\n" + "\n".join(format_hits(lines, hits, rx, before, after, limit)))
+        blocks.append(shown + "\n" + "\n".join(format_hits(lines, hits, rx, before, after, limit)))
     pattern = request["pattern"]
     if not blocks:
         text = f"No matches for {pattern!r}" + (f" after skipping {skip} files" if skip else "")

@@ -23,9 +23,7 @@ class Option(BaseModel):
 
 class Question(BaseModel):
     question: str = Field(description="The complete question, ending with '?'")
-    header: str = Field(
-        max_length=16, description="Very short label for the question (at most 16 characters)"
-    )
+    header: str = Field(max_length=16, description="Very short label for the question (at most 16 characters)")
     options: list[Option] = Field(min_length=2, max_length=4, description="2-4 distinct choices")
     multiSelect: bool = Field(False, description="Allow choosing more than one option")
 
@@ -58,11 +56,7 @@ async def _ask(ctx: ToolContext, q: Question, timeout: float) -> str | list[str]
     chosen: list[str] = []
     remaining = dict(labels)
     while remaining:
-        note = (
-            f" (chosen so far: {', '.join(chosen)})"
-            if chosen
-            else " (pick one at a time; choose Done to finish)"
-        )
+        note = f" (chosen so far: {', '.join(chosen)})" if chosen else " (pick one at a time; choose Done to finish)"
         picked = await ctx.ui.select(title + note, [*remaining, OTHER, DONE], timeout=timeout)
         if picked is None:
             return None
@@ -94,9 +88,5 @@ async def run(params: Params, ctx: ToolContext) -> ToolResult:
     for question, answer in answers.items():
         shown = ", ".join(answer) if isinstance(answer, list) else answer
         parts.append(f'"{question}" = "{shown}"')
-    text = (
-        "User has answered your questions: "
-        + ". ".join(parts)
-        + ". Continue with the user's answers in mind."
-    )
+    text = "User has answered your questions: " + ". ".join(parts) + ". Continue with the user's answers in mind."
     return ToolResult.text(text, {"cancelled": False, "answers": answers})

@@ -19,14 +19,10 @@ UPDATE_INTERVAL = 0.05
 
 class Params(BaseModel):
     command: str = Field(description="Bash command to run")
-    timeout: float | None = Field(
-        None, description="Timeout in seconds (default 300, must be > 0 and <= 3600)"
-    )
+    timeout: float | None = Field(None, description="Timeout in seconds (default 300, must be > 0 and <= 3600)")
     cwd: str | None = Field(None, description="Directory to run in, relative to the working directory")
     env: dict[str, str] | None = Field(None, description="Extra environment variables")
-    background: bool = Field(
-        False, description="Start as a long-running background process and return at once"
-    )
+    background: bool = Field(False, description="Start as a long-running background process and return at once")
 
 
 def _temp_dir(ctx: ToolContext) -> Path | None:

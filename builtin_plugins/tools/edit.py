@@ -26,9 +26,7 @@ class Replacement(BaseModel):
 
 class Params(BaseModel):
     path: str = Field(description="File to edit, relative to the working directory (~ allowed)")
-    edits: list[Replacement] = Field(
-        min_length=1, description="Replacements, matched against the original file"
-    )
+    edits: list[Replacement] = Field(min_length=1, description="Replacements, matched against the original file")
 
 
 def _line_of(text: str, index: int) -> int:
@@ -69,9 +67,7 @@ def _loose_hint(text: str, old: str) -> str:
 
 
 def _diff_summary(before: str, after: str, rel: str, max_lines: int = 60) -> tuple[str, int, int]:
-    diff = list(
-        difflib.unified_diff(before.split("\n"), after.split("\n"), f"a/{rel}", f"b/{rel}", n=1, lineterm="")
-    )
+    diff = list(difflib.unified_diff(before.split("\n"), after.split("\n"), f"a/{rel}", f"b/{rel}", n=1, lineterm=""))
     added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
     removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
     body = diff[2:]
@@ -147,9 +143,7 @@ def _edit(params: Params, ctx: ToolContext) -> ToolResult:
         raise ToolError(f"Cannot write {rel}: {e.strerror or e}") from e
     diff, added, removed = _diff_summary(text, new_text, rel)
     first_line = _line_of(text, spans[0][0])
-    summary = (
-        f"Edited {rel}: {len(spans)} replacement{'s' if len(spans) != 1 else ''}, +{added} -{removed} lines"
-    )
+    summary = f"Edited {rel}: {len(spans)} replacement{'s' if len(spans) != 1 else ''}, +{added} -{removed} lines"
     return ToolResult.text(
         f"{summary}\n{diff}",
         {"path": str(path), "diff": diff, "firstChangedLine": first_line, "added": added, "removed": removed},

@@ -45,6 +45,4 @@ def _ls(params: Params, ctx: ToolContext) -> ToolResult:
     if len(names) > params.limit:
         more = min(len(names), params.limit * 2)
         text += f"\n\n[Showing {params.limit} of {len(names)} entries. Use limit={more} for more.]"
-    return ToolResult.text(
-        text, {"path": str(path), "count": len(names), "truncated": len(names) > params.limit}
-    )
+    return ToolResult.text(text, {"path": str(path), "count": len(names), "truncated": len(names) > params.limit})

@@ -8,6 +8,8 @@ can hold up the event loop.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,13 +19,21 @@ from builtin_plugins.tools._common import display_path, resolve_path
 
 class Params(BaseModel):
     pattern: str = Field(description="Regular expression to search for")
-    path: str | None = Field(None, description="File or directory to search (default: working directory)")
+    path: str | None = Field(None, description="File, directory or archive to search (default: working directory)")
+    paths: str | list[str] | None = Field(
+        None,
+        description="Several files, directories or archives (.zip, .tar.gz, ...: their members are searched) "
+        "to search, instead of path",
+    )
     glob: str | None = Field(
         None,
-        description="Only search files whose name (or relative path, if it has '/') matches this glob, "
-        "e.g. '*.py'",
+        description="Only search files whose name (or relative path, if it has '/') matches this glob, e.g. '*.py'",
     )
     ignoreCase: bool = Field(False, description="Case-insensitive matching")
+    i: bool | None = Field(None, description="Same as ignoreCase")
+    case: Literal["sensitive", "insensitive", "smart"] | None = Field(
+        None, description="Case matching; smart: insensitive unless the pattern has an upper-case letter"
+    )
     context: int | None = Field(
         None,
         ge=0,
@@ -40,24 +50,43 @@ class Params(BaseModel):
     gitignore: bool = Field(True, description="Skip files ignored by .gitignore (false: search them too)")
 
 
+def ignores_case(pattern: str, case: str | None, ignore_case: bool) -> bool:
+    """``case`` when given (smart: insensitive unless ``pattern`` has an upper-case letter), else the flag."""
+    if case == "smart":
+        return not any(c.isupper() for c in pattern)
+    if case is not None:
+        return case == "insensitive"
+    return ignore_case
+
+
+def search_roots(path: str | None, paths: str | list[str] | None, cwd: str) -> list[Path]:
+    """The resolved roots: ``paths`` (one string or several), else ``path``, else the working directory."""
+    given = [paths] if isinstance(paths, str) else list(paths or [])
+    if path:
+        given.insert(0, path)
+    return [resolve_path(p, cwd) for p in given] or [resolve_path(".", cwd)]
+
+
 async def run(params: Params, ctx: ToolContext) -> ToolResult:
     from builtin_plugins.tools._search_core import compile_pattern
     from builtin_plugins.tools._worker import run_in_worker
 
     if not params.pattern.strip():
         raise ToolError("pattern must not be empty or whitespace only")
+    ignore_case = ignores_case(params.pattern, params.case, params.ignoreCase or bool(params.i))
     try:
-        compile_pattern(params.pattern, params.ignoreCase)
+        compile_pattern(params.pattern, ignore_case)
     except re.error as e:
         raise ToolError(f"Invalid regular expression: {e}") from e
-    root = resolve_path(params.path or ".", ctx.cwd)
-    if not root.exists():
-        raise ToolError(f"Path not found: {display_path(root, ctx.cwd)}")
+    roots = search_roots(params.path, params.paths, ctx.cwd)
+    for root in roots:
+        if not root.exists():
+            raise ToolError(f"Path not found: {display_path(root, ctx.cwd)}")
     before, after = (1, 3) if params.context is None else (params.context, params.context)
     request = {
         "pattern": params.pattern,
-        "ignoreCase": params.ignoreCase,
-        "root": str(root),
+        "ignoreCase": ignore_case,
+        "roots": [str(root) for root in roots],
         "cwd": ctx.cwd,
         "glob": params.glob,
         "before": before,

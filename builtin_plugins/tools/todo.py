@@ -28,20 +28,16 @@ LOCK_STALE_SECONDS = 30.0
 
 
 class Params(BaseModel):
-    action: Literal["list", "list-all", "get", "create", "update", "append", "delete", "claim", "release"] = (
-        Field(description="What to do")
+    action: Literal["list", "list-all", "get", "create", "update", "append", "delete", "claim", "release"] = Field(
+        description="What to do"
     )
     id: str | None = Field(
         None, description="Todo id (e.g. TODO-1a2b3c4d or 1a2b3c4d); required except for list/create"
     )
     title: str | None = Field(None, description="Title (create, update)")
-    status: str | None = Field(
-        None, description="Status such as open, in-progress, done, closed (create, update)"
-    )
+    status: str | None = Field(None, description="Status such as open, in-progress, done, closed (create, update)")
     tags: list[str] | None = Field(None, description="Tags (create, update)")
-    body: str | None = Field(
-        None, description="Markdown body (create, update replaces it, append adds to it)"
-    )
+    body: str | None = Field(None, description="Markdown body (create, update replaces it, append adds to it)")
     force: bool = Field(False, description="claim/release even when another session holds the todo")
 
 
@@ -79,9 +75,7 @@ def read_todo(path: Path, hex_id: str) -> dict[str, Any]:
         "id": hex_id,
         "title": meta.get("title") if isinstance(meta.get("title"), str) else "",
         "tags": [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
-        "status": meta.get("status")
-        if isinstance(meta.get("status"), str) and meta.get("status")
-        else "open",
+        "status": meta.get("status") if isinstance(meta.get("status"), str) and meta.get("status") else "open",
         "created_at": meta.get("created_at") if isinstance(meta.get("created_at"), str) else "",
         "body": body,
     }
@@ -103,9 +97,7 @@ def write_todo(path: Path, todo: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _lock(
-    directory: Path, hex_id: str, session_id: str, check: Callable[[], None] | None = None
-) -> Iterator[None]:
+def _lock(directory: Path, hex_id: str, session_id: str, check: Callable[[], None] | None = None) -> Iterator[None]:
     lock = directory / f"{hex_id}.lock"
     deadline = time.monotonic() + 3.0
     while True:
@@ -229,9 +221,7 @@ def _todo(params: Params, ctx: ToolContext) -> ToolResult:
         holder = todo.get("assigned_to_session")
         if action == "delete":
             path.unlink()
-            return ToolResult.text(
-                f"Deleted TODO-{hex_id}: {todo['title']}", {"action": action, "todo": _public(todo)}
-            )
+            return ToolResult.text(f"Deleted TODO-{hex_id}: {todo['title']}", {"action": action, "todo": _public(todo)})
         if action == "update":
             if params.title is not None:
                 todo["title"] = params.title
@@ -251,15 +241,13 @@ def _todo(params: Params, ctx: ToolContext) -> ToolResult:
                 raise ToolError(f"Todo TODO-{hex_id} is {todo['status']}; reopen it before claiming")
             if holder and holder != ctx.session_id and not params.force:
                 raise ToolError(
-                    f"Todo TODO-{hex_id} is already assigned to session {holder}. "
-                    "Use force=true to take it over."
+                    f"Todo TODO-{hex_id} is already assigned to session {holder}. Use force=true to take it over."
                 )
             todo["assigned_to_session"] = ctx.session_id
         elif action == "release":
             if holder and holder != ctx.session_id and not params.force:
                 raise ToolError(
-                    f"Todo TODO-{hex_id} is assigned to session {holder}, not this one. "
-                    "Use force=true to release it."
+                    f"Todo TODO-{hex_id} is assigned to session {holder}, not this one. Use force=true to release it."
                 )
             todo.pop("assigned_to_session", None)
         if todo["status"] in CLOSED:

@@ -4,7 +4,6 @@ and ACP staying out of ``--mode rpc``."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
@@ -16,7 +15,8 @@ from acp.schema import McpServerStdio
 from acp_helpers import acp_host, wait_for
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+# a real 1x1 PNG: the host refuses image data that is not a picture that decodes (issue 27)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
 def _faux_calls(tmp_path: Path) -> list[dict]:

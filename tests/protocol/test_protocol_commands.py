@@ -52,6 +52,7 @@ FULL_EXAMPLES: dict[str, dict[str, typing.Any]] = {
     "cancel_login_provider": {"provider": "p", "loginId": "l1"},
     "refresh_models": {"timeoutMs": 5000, "force": True, "allowNetwork": False},
     "get_command_completions": {"commandName": "c", "argumentPrefix": "a"},
+    "invoke_shortcut": {"key": "ctrl+shift+f"},
     "extension_ui_response": {"id": "u1", "value": "v", "confirmed": True, "cancelled": False},
 }
 

@@ -495,6 +495,24 @@ class GetCommandCompletions:
     argument_prefix: str
 
 
+@command("reload")
+class Reload:
+    """Discover extensions, prompt templates, skills, settings and models.json again (``session_shutdown``
+    and ``session_start`` with reason ``reload``)."""
+
+
+@command("get_shortcuts", data="ShortcutsData")
+class GetShortcuts:
+    """The keyboard shortcuts extensions registered (``api.register_shortcut``)."""
+
+
+@command("invoke_shortcut")
+class InvokeShortcut:
+    """Run an extension's shortcut handler; ``Shortcut not found: <key>`` for an unknown key."""
+
+    key: str
+
+
 @command("list_workflow_runs", data="WorkflowRunsData")
 class ListWorkflowRuns:
     """Workflow runs, filtered by status."""

@@ -458,6 +458,15 @@ class CommandsData(WireModel):
     commands: list[CommandInfo]
 
 
+class ShortcutInfo(WireModel):
+    key: str
+    description: str | None = None
+
+
+class ShortcutsData(WireModel):
+    shortcuts: list[ShortcutInfo]
+
+
 class CommandCompletion(WireModel):
     value: str
     label: str

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         GetEntries,
         GetWorkflowRunSummary,
         ImportSession,
+        InvokeShortcut,
         ListWorkflowRuns,
         NavigateTree,
         NewSession,
@@ -186,20 +187,32 @@ class Handlers:
         return report(self.rt)
 
     async def on_get_commands(self) -> Any:
-        order = {"extension": 0, "prompt": 1, "skill": 2}
-        commands = []
-        for c in sorted(self.rt.commands.all(), key=lambda c: order.get(c.source, 3)):
-            item: dict[str, Any] = {"name": c.name, "source": c.source}
-            if c.description:
-                item["description"] = c.description
-            if c.location and c.source != "extension":
-                item["location"] = c.location
-            if c.path:
-                item["path"] = c.path
-            item["hasArgumentCompletions"] = c.completions is not None
-            item["sourceInfo"] = sources.source_info(self.rt, c.plugin, c.path, c.location)
-            commands.append(item)
-        return {"commands": commands}
+        rt = self.rt
+
+        def source_info(c: Any) -> dict[str, Any]:
+            return {"sourceInfo": sources.source_info(rt, c.plugin, c.path, c.location)}
+
+        return {"commands": rt.commands.listing(source_info)}
+
+    async def on_reload(self) -> Any:
+        await self.rt.reload()
+        return NO_DATA
+
+    async def on_get_shortcuts(self) -> Any:
+        return {"shortcuts": self.rt.shortcuts.listing()}
+
+    async def on_invoke_shortcut(self, cmd: InvokeShortcut) -> Any:
+        from atomic_host.engine.prompting import run_handler
+
+        shortcut = self.rt.shortcuts.get(cmd.key)
+        if shortcut is None:
+            raise CommandFailed(f"Shortcut not found: {cmd.key}")
+        failed = await run_handler(
+            self.rt, shortcut.handler, (self.rt.api,), shortcut.plugin, f"shortcut:{shortcut.key}", "shortcut"
+        )
+        if failed is not None:  # upstream answers the handler's exception as the command's error
+            raise CommandFailed(failed)
+        return NO_DATA
 
     async def on_get_command_completions(self, cmd: GetCommandCompletions) -> Any:
         from atomic_host.contract.tools import resolve
@@ -416,12 +429,7 @@ class Handlers:
             replace_instructions=bool(options and options.replace_instructions),
             label=options.label if options else None,
         )
-        data: dict[str, Any] = {"cancelled": move.cancelled}
-        if move.summary_entry is not None:
-            data["summaryEntry"] = move.summary_entry
-        if move.editor_text is not None:
-            data["editorText"] = move.editor_text
-        return data
+        return move.wire()
 
     async def on_get_session_summary(self) -> Any:
         return {"summary": self.agent.session.summary()}

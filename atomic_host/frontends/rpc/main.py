@@ -127,6 +127,7 @@ async def serve(opts: Options, collecting: bool) -> int:
         concurrent=table.concurrent,
         write_barrier=rt.write_barrier,
     )
+    rt.exit_request = server.request_shutdown
     try:
         return await server.serve()
     finally:

@@ -71,6 +71,12 @@ class RpcServer:
         self.tasks: set[asyncio.Task[None]] = set()
         self.exit_code = 0
         self._stop = asyncio.Event()
+        self._leave = asyncio.Event()
+
+    def request_shutdown(self) -> None:
+        """End as at EOF (exit 0): the commands received so far finish, then ``on_eof``
+        (``api.shutdown()`` from a plugin)."""
+        self._leave.set()
 
     async def serve(self) -> int:
         loop = asyncio.get_running_loop()
@@ -80,10 +86,13 @@ class RpcServer:
         worker = asyncio.create_task(self._ordinary_lane())
         reader = asyncio.create_task(self._read(lines))
         stop = asyncio.create_task(self._stop.wait())
-        await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
+        leave = asyncio.create_task(self._leave.wait())
+        await asyncio.wait({reader, stop, leave}, return_when=asyncio.FIRST_COMPLETED)
+        leave.cancel()
         if not self._stop.is_set():
-            # EOF: finish every command already received, then shut down cleanly; a signal
-            # meanwhile still ends the host at once.
+            # EOF (or request_shutdown, after which later lines are not read): finish every command
+            # already received, then shut down cleanly; a signal meanwhile still ends the host at once.
+            reader.cancel()
             finish = asyncio.create_task(self._finish(worker))
             await asyncio.wait({finish, stop}, return_when=asyncio.FIRST_COMPLETED)
             if not self._stop.is_set():

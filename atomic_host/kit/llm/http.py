@@ -120,6 +120,7 @@ async def _events(
     """The request, with transport retry: yields :data:`OPEN`, then lists of ``(event, data)``
     pairs (those one network read completed, never empty)."""
     attempt = 0
+    hooks = options.provider_hooks
     while True:
         opened = False
         try:
@@ -131,7 +132,11 @@ async def _events(
                     "POST", url, headers=headers, json=body, timeout=httpx.Timeout(options.timeout_s)
                 )
             )
+            sent = time.monotonic()
             async with _send(client, request, options.timeout_s) as resp:
+                if hooks is not None:
+                    elapsed_ms = (time.monotonic() - sent) * 1000
+                    await hooks.after_response(url, resp.status_code, resp.headers, elapsed_ms, attempt)
                 if resp.status_code >= 400:
                     text = await _read_capped(resp)
                     raise ProviderError(http_error_text(resp.status_code, text), resp.status_code, resp.headers)
@@ -440,6 +445,9 @@ async def drive(
     signal = options.signal
     try:
         url, headers, body = parser.request()
+        if (hooks := options.provider_hooks) is not None:  # plugins see (and may change) the request
+            body = await hooks.before_request(url, body)
+            headers = await hooks.before_headers(url, headers)
         events = sse_batches(url, headers, body, options)
         try:
             async for batch in events:

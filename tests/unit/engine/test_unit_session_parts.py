@@ -17,7 +17,7 @@ import pytest
 from atomic_host.contract.commands import SlashCommand
 from atomic_host.contract.errors import HostError
 from atomic_host.core.settings import Settings
-from atomic_host.engine.agent_session import AgentSession
+from atomic_host.engine.agent_session import AgentSession, custom_message
 from atomic_host.kit.sessions.store import MemoryStore
 from atomic_host.plugins.dispatch import Dispatcher
 from atomic_host.plugins.manager import PluginHost
@@ -161,19 +161,12 @@ def test_a_custom_message_when_idle_is_appended_and_queued_while_streaming(tmp_p
     agent = _agent(rt)
 
     async def scenario() -> None:
-        agent.send_custom_message(
-            "note", "hello", display=True, details=None, trigger_turn=False, deliver_as=None, exclude_from_context=False
-        )
+        agent.send_custom_message([custom_message("note", "hello")], trigger_turn=False, deliver_as=None)
         assert rt.out.types() == ["message_start", "message_end"]
         assert agent.session.entries[-1]["type"] == "custom_message" and agent.messages[-1]["content"] == "hello"
         with pytest.raises(ValueError, match="deliver_as must be one of"):
-            agent.send_custom_message(
-                "x", "y", display=True, details=None, trigger_turn=False, deliver_as="later", exclude_from_context=False
-            )
-        agent.send_custom_message(
-            "note", "next", display=True, details=None, trigger_turn=False, deliver_as="nextTurn",
-            exclude_from_context=False,
-        )  # fmt: skip
+            agent.send_custom_message([custom_message("x", "y")], trigger_turn=False, deliver_as="later")
+        agent.send_custom_message([custom_message("note", "next")], trigger_turn=False, deliver_as="nextTurn")
         assert [m["content"] for m in agent.runner.next_turn] == ["next"]
 
     asyncio.run(scenario())
