@@ -134,6 +134,15 @@ class Netns:
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
 
 
+def cut_link_setup(netns: Netns, server: Any, tmp_path: Path) -> tuple[str, str, Path]:
+    """A fresh schema on ``server``: its URL from here, the same URL from inside ``netns``, and a
+    new work directory (the project) under ``tmp_path``."""
+    url = server.fresh_url()
+    work = tmp_path / "work"
+    work.mkdir()
+    return url, url.replace("@127.0.0.1:", f"@{netns.server_ip}:"), work
+
+
 @asynccontextmanager
 async def host_in(netns: Netns, url: str, base: Path, cwd: Path) -> AsyncIterator[Host]:
     """``atomic --mode rpc`` on the postgres store, started inside the namespace."""

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from pg_helpers import Postgres
-from pgs_helpers import Netns, chat, entries, host_in
+from pgs_helpers import Netns, chat, cut_link_setup, entries, host_in
 
 from atomic_host.client import RpcClient
 
@@ -64,10 +64,7 @@ async def shown_roles(client: RpcClient) -> list[str]:
 async def test_abort_answers_at_once_while_a_write_waits_on_a_cut_link(
     netns: Netns, wide_server: Postgres, tmp_path: Path
 ) -> None:
-    url = wide_server.fresh_url()
-    url_a = url.replace("@127.0.0.1:", f"@{netns.server_ip}:")
-    work = tmp_path / "work"
-    work.mkdir()
+    url, url_a, work = cut_link_setup(netns, wide_server, tmp_path)
     async with host_in(netns, url_a, tmp_path / "a", work) as a:
         await chat(a, "from A")
         session_id = (await a.client.get_state())["sessionId"]
@@ -126,10 +123,8 @@ async def test_clone_and_fork_write_off_the_loop_on_a_cut_link(
 ) -> None:
     """``clone``/``fork`` write a whole session (``Session.flush``: synchronous): made on the loop,
     a cut link stood the loop still until the link came back or the connection gave up."""
-    url = wide_server.fresh_url()
-    work = tmp_path / "work"
-    work.mkdir()
-    async with host_in(netns, url.replace("@127.0.0.1:", f"@{netns.server_ip}:"), tmp_path / "a", work) as a:
+    url, url_a, work = cut_link_setup(netns, wide_server, tmp_path)
+    async with host_in(netns, url_a, tmp_path / "a", work) as a:
         await chat(a, "first", "second")
         for command in ({"type": "clone"}, {"type": "fork", "entryId": await last_user_entry(a.client)}):
             netns.cut()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from pg_helpers import Postgres
-from pgs_helpers import Netns, chat, entries, host_in, pg_host
+from pgs_helpers import Netns, chat, cut_link_setup, entries, host_in, pg_host
 
 from atomic_host.client import RpcClient
 
@@ -92,10 +92,7 @@ async def test_sigkill_at_a_random_point_loses_no_acknowledged_entry(pg_url: str
 async def test_a_cut_link_frees_the_session_for_another_host(
     netns: Netns, wide_server: Postgres, tmp_path: Path
 ) -> None:
-    url_b = wide_server.fresh_url()
-    url_a = url_b.replace("@127.0.0.1:", f"@{netns.server_ip}:")
-    work = tmp_path / "work"
-    work.mkdir()
+    url_b, url_a, work = cut_link_setup(netns, wide_server, tmp_path)
     (tmp_path / "b").mkdir()
     restored = True
     async with host_in(netns, url_a, tmp_path / "a", work) as a, pg_host(url_b, base=tmp_path / "b", cwd=work) as b:
