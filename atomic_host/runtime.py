@@ -31,7 +31,7 @@ from atomic_host.plugins.registry import CommandRegistry, Shortcut, ShortcutRegi
 from atomic_host.plugins.selection import apply_selection
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from atomic_host.contract.tools import Tool
     from atomic_host.engine.agent_session import AgentSession
@@ -555,6 +555,22 @@ class Runtime:
         if self.session is None:
             raise RuntimeError("No active session")
         return self.session
+
+    def write_barrier(self) -> Callable[[], Awaitable[None]]:
+        """Called as a command starts: what its response awaits first (the flush barrier,
+        kit/sessions/behind.py). The writes it handed over (to the session active at its start
+        and to the one active at its end) are stored; a failed one is raised."""
+        start = self.session.session if self.session is not None else None
+        mark = start.write_mark() if start is not None else 0
+
+        async def settled() -> None:
+            if start is not None:
+                await start.settled(since=mark)
+            now = self.session.session if self.session is not None else None
+            if now is not None and now is not start:
+                await now.settled(since=0)
+
+        return settled
 
     async def start(self) -> None:
         # lazy: the engine loads with the first session (atomic plugins, sessions, --list-models open none)

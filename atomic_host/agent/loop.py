@@ -179,7 +179,7 @@ async def run_agent(
     while True:
         emit({"type": "turn_start"})
         for message in pending:
-            run_messages.append(run.deliver_message(message))
+            run_messages.append(await run.deliver_message(message))
         pending = []
         assistant, incomplete = await stream_assistant(run, system_prompt, cut_off)
         run_messages.append(assistant)
@@ -221,4 +221,5 @@ async def run_agent(
         pending = run.poll_follow_up()
         if not pending:
             break
+    await run.saved()  # agent_end acknowledges the run: its entries are stored (unless aborted)
     emit({"type": "agent_end", "messages": run_messages})

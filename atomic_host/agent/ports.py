@@ -68,9 +68,14 @@ class RunPorts(ToolPorts, Protocol):
         """Persist a finished message and add it to the context."""
         ...
 
-    def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A user/custom message enters the run (persisted, message events, taken off its queue);
-        returns it as saved."""
+    async def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A user/custom message enters the run (persisted and stored, message events, taken off
+        its queue); returns it as saved."""
+        ...
+
+    async def saved(self) -> None:
+        """Until every entry recorded so far is stored (returns early once the run is aborted;
+        raises ``OSError`` when a write failed)."""
         ...
 
     def end_message(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -167,7 +167,7 @@ async def fork(rt: NavigationHost, entry_id: str) -> Forked:
     text = message_text(message)
     if await _cancelled(rt, "session_before_fork", SessionBeforeForkEvent(entry_id, "before")):
         return Forked(text, True)
-    forked = rt.store.fork(session, entry_id)
+    forked = await asyncio.to_thread(rt.store.fork, session, entry_id)  # a store write (postgres: round trips)
     await activate(rt, forked, "fork", fresh=False)
     return Forked(text, False)
 
@@ -179,7 +179,7 @@ async def clone(rt: NavigationHost) -> bool:
         raise HostError("Cannot clone session: no current entry selected")
     if await _cancelled(rt, "session_before_fork", SessionBeforeForkEvent(session.leaf_id, "at")):
         return False
-    cloned = rt.store.clone(session)
+    cloned = await asyncio.to_thread(rt.store.clone, session)  # a store write, off the loop as fork's
     await activate(rt, cloned, "fork", fresh=False)
     return True
 

@@ -101,16 +101,25 @@ class Runner:
     def end_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return self.active.end_message(message)
 
-    def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A user/custom message enters the run: persistence, events, dequeue. Saved first, so a
-        message the session could not store is never shown as delivered. Returns the message as
-        saved (``message_end`` hooks may have replaced it)."""
+    async def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A user/custom message enters the run: persistence, events, dequeue. Saved first (the
+        write durable: :meth:`saved`), so a message the session could not store is never shown as
+        delivered. Returns the message as saved (``message_end`` hooks may have replaced it)."""
         final = self.active.end_message(message)
         self.active.record_message(final)
+        await self.saved()
+        self._delivered(message, final)
+        return final
+
+    def _delivered(self, message: dict[str, Any], final: dict[str, Any]) -> None:
         self.emit({"type": "message_start", "message": message})
         self.queues.take(message)
         self.emit({"type": "message_end", "message": final})
-        return final
+
+    async def saved(self) -> None:
+        """The flush barrier of a run: every entry appended so far is stored (at once for a file
+        store). An abort stops the wait, so abort answers at once; a failed write raises."""
+        await self.active.session.settled(abort=self.abort_signal)
 
     def note_assistant(self, message: dict[str, Any]) -> None:
         self.retry.answered(message)
@@ -219,6 +228,8 @@ class Runner:
                     break
         except OSError as exc:  # the session could not be written (disk full, locked elsewhere): say so
             log.warning(f"could not save the session: {exc}")
+            # a write that failed behind the run took back the entries from it on: so does the context
+            self.active.rebuild_context(restore_model=False)
             self._report_unsaved(exc)
         except Exception as exc:  # a bug in the loop must not kill the host
             log.warning(f"agent run failed: {type(exc).__name__}: {exc}")
@@ -328,8 +339,12 @@ class Runner:
             self.active.require_model()
             self.start_drive(messages, None)
         else:
+            # idle: appended and shown at once (the command that sent them, if any, waits for the
+            # writes before its response)
             for message in messages:
-                self.deliver_message(message)
+                final = self.active.end_message(message)
+                self.active.record_message(final)
+                self._delivered(message, final)
         return done
 
     async def _interrupt(self, messages: list[dict[str, Any]]) -> None:

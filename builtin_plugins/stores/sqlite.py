@@ -34,7 +34,8 @@ from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.tree import Session
 from builtin_plugins.stores.tables import (
-    LISTING_COLUMNS,
+    LISTING,
+    REFRESH_COLUMNS,
     ListingCache,
     TableStore,
     TableWriter,
@@ -42,6 +43,7 @@ from builtin_plugins.stores.tables import (
     last_release,
     listing_row,
     loads_entries,
+    refreshed,
     state_of,
 )
 
@@ -58,9 +60,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     first_message TEXT,
     summary TEXT,
     internal INTEGER NOT NULL DEFAULT 0,
-    next_seq INTEGER NOT NULL DEFAULT 0
+    next_seq INTEGER NOT NULL DEFAULT 0,
+    info TEXT,
+    sort_ms REAL
 );
-CREATE INDEX IF NOT EXISTS sessions_cwd_modified ON sessions (cwd, modified_ms DESC);
 CREATE TABLE IF NOT EXISTS entries (
     session_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -73,6 +76,16 @@ CREATE TABLE IF NOT EXISTS leases (
     host TEXT NOT NULL
 ) WITHOUT ROWID;
 """
+
+_INDEXES = """
+DROP INDEX IF EXISTS sessions_cwd_modified;
+CREATE INDEX IF NOT EXISTS sessions_listing ON sessions (cwd, sort_ms DESC, id DESC) WHERE internal = 0;
+"""
+"""The listing's order (tables.LISTING); made after :func:`_add_listing_columns` (a database
+written before the listing columns gets them first)."""
+
+_COLUMNS = "id, cwd, header, created, modified_ms, name, has_name, message_count, first_message, summary, internal, "
+_COLUMNS += "next_seq, info, sort_ms"
 
 
 class SqliteWriter(TableWriter):
@@ -101,8 +114,7 @@ class SqliteWriter(TableWriter):
             with self.store.transaction() as db:
                 db.execute("DELETE FROM entries WHERE session_id = ?", (header["id"],))
                 db.execute(
-                    "INSERT OR REPLACE INTO sessions VALUES (:id, :cwd, :header, :created, :modified_ms,"
-                    " :name, :has_name, :message_count, :first_message, :summary, :internal, :next_seq)",
+                    f"INSERT OR REPLACE INTO sessions ({_COLUMNS}) VALUES (:{_COLUMNS.replace(', ', ', :')})",
                     listing_row(header, self.state, self.next_seq),
                 )
                 db.executemany("INSERT INTO entries VALUES (?, ?, ?)", rows)
@@ -121,7 +133,7 @@ class SqliteWriter(TableWriter):
                 updated = db.execute(
                     "UPDATE sessions SET modified_ms = :modified_ms, name = :name, has_name = :has_name,"
                     " message_count = :message_count, first_message = :first_message, summary = :summary,"
-                    " next_seq = :next_seq WHERE id = :id",
+                    " next_seq = :next_seq, info = :info, sort_ms = :sort_ms WHERE id = :id",
                     row,
                 ).rowcount
                 if not updated:  # deleted while open here: its entries would be rows of no session
@@ -170,6 +182,14 @@ class _Leases:
             db.execute("DELETE FROM leases WHERE session_id = ? AND pid = ?", (session_id, os.getpid()))
 
 
+def _add_listing_columns(db: sqlite3.Connection) -> None:
+    """``info`` and ``sort_ms`` in a database written before them (filled in by ``_refresh``)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    for column, kind in (("info", "TEXT"), ("sort_ms", "REAL")):
+        if column not in have:
+            db.execute(f"ALTER TABLE sessions ADD COLUMN {column} {kind}")
+
+
 def _alive(pid: int, host: str, this_host: str) -> bool:
     # another machine's process cannot be checked from here, so it counts as alive
     return host != this_host or pid_alive(pid)
@@ -193,8 +213,12 @@ class SqliteStore(TableStore):
         self.db.execute(f"PRAGMA synchronous={'FULL' if fsync != 'never' else 'NORMAL'}")
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(_SCHEMA)
+        _add_listing_columns(self.db)
+        self.db.executescript(_INDEXES)
         self.leases = _Leases(self)
         self._listing = ListingCache()
+        with self._lock:
+            self._refresh("info IS NULL", ())
 
     @contextlib.contextmanager
     def transaction(self) -> Any:
@@ -267,11 +291,24 @@ class SqliteStore(TableStore):
         return row is not None and (cwd is None or row[0] == cwd)
 
     def _infos(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        query = LISTING.format(table="sessions", internal="internal = 0", where=where)
+        prefix = f"sqlite:{self.db_path}#"
         with self._lock:
-            rows = self.db.execute(
-                f"SELECT {LISTING_COLUMNS} FROM sessions WHERE internal = 0 {where}", params
-            ).fetchall()
-        return self._listing.infos(rows, f"sqlite:{self.db_path}#")
+            infos, bad = self._listing.infos(self.db.execute(query, params).fetchall(), prefix)
+            if bad:  # rows written before the listing columns, or edited by hand: made again
+                self._refresh(f"id IN ({', '.join('?' * len(bad))})", tuple(bad))
+                infos = self._listing.infos(self.db.execute(query, params).fetchall(), prefix)[0]
+        return infos
+
+    def _refresh(self, where: str, params: tuple[Any, ...]) -> None:
+        """Make the listing columns of the rows ``where`` selects again, from their header and state."""
+        rows = self.db.execute(f"SELECT {REFRESH_COLUMNS} FROM sessions WHERE {where}", params).fetchall()
+        if rows:
+            with self.transaction() as db:
+                db.executemany(
+                    "UPDATE sessions SET info = :info, sort_ms = :sort_ms WHERE id = :id AND next_seq = :next_seq",
+                    refreshed(rows),
+                )
 
     def list(self, cwd: str) -> list[dict[str, Any]]:
         return self._infos("AND cwd = ?", (cwd,))

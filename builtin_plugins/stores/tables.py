@@ -1,21 +1,26 @@
 """What the database stores (``sqlite``, ``postgres``) share: the listing row kept on every append,
-entry decoding, the listing cache, and create/put on top of a store's writer and loader (import is
+entry decoding, the listing, and create/put on top of a store's writer and loader (import is
 ``BaseStore``'s, the same for every store).
 
-A session is a ``sessions`` row (the header, the listing fields, ``next_seq``) plus one entries row
-per entry, numbered from 0; the store's writer keeps the row's listing fields current on every
-append, so a listing never reads entries.
+A session is a ``sessions`` row (the header, the listing state, ``next_seq``, and its listing
+record ready made: ``info``, ``sort_ms``) plus one entries row per entry, numbered from 0; the
+store's writer keeps the row current on every append, so a listing never reads entries and does no
+per-session work but parsing its record, once (:class:`ListingCache`).
 """
 
 from __future__ import annotations
 
 import json
+import operator
+from collections import deque
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any
 
 from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.sessions.ids import validate_session_id
 from atomic_host.kit.sessions.jsonl import loads_array
-from atomic_host.kit.sessions.listing import ListingState, build_info, finish_listing
+from atomic_host.kit.sessions.listing import ListingState
 from atomic_host.kit.sessions.repair import report_unreadable
 from atomic_host.kit.sessions.store import BaseStore, has_assistant
 from atomic_host.kit.sessions.tree import Session, is_internal_header
@@ -66,8 +71,18 @@ def _is_entry(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("id"), str)
 
 
+def listing_info(header: dict[str, Any], state: ListingState) -> tuple[str, float]:
+    """The ``info`` and ``sort_ms`` columns of a session: its RpcSessionInfo as JSON text, with an
+    empty ``path`` (the listing sets it: it names the store as this process shows it), and the
+    time it is listed by. Kept on every append, so a listing is one query and one JSON parse."""
+    info = state.info(header, "")
+    sort_ms = info.pop("_modifiedMs")
+    return dumps(info), sort_ms
+
+
 def listing_row(header: dict[str, Any], state: ListingState, next_seq: int) -> dict[str, Any]:
     """A ``sessions`` row as named parameters (booleans as Python bools)."""
+    info, sort_ms = listing_info(header, state)
     return {
         "id": header["id"],
         "cwd": str(header.get("cwd", "")),
@@ -81,11 +96,17 @@ def listing_row(header: dict[str, Any], state: ListingState, next_seq: int) -> d
         "summary": dumps(state.summary) if state.summary is not None else None,
         "internal": is_internal_header(header),
         "next_seq": next_seq,
+        "info": info,
+        "sort_ms": sort_ms,
     }
 
 
-LISTING_COLUMNS = "id, header, modified_ms, name, has_name, message_count, first_message, summary"
-"""The columns :class:`ListingCache` reads, in its order."""
+STATE_COLUMNS = "header, modified_ms, name, has_name, message_count, first_message, summary"
+"""A session's header and listing state, as :func:`state_row` reads them."""
+
+LISTING = "SELECT id, info FROM {table} WHERE {internal} {where} ORDER BY sort_ms DESC, id DESC"
+"""The listing query (the table, its test for internal sessions and an extra condition filled in):
+the rows in listing order."""
 
 
 def state_of(
@@ -102,47 +123,68 @@ def state_of(
     )
 
 
+def state_row(row: Any) -> tuple[dict[str, Any], ListingState]:
+    """The header and listing state of a :data:`STATE_COLUMNS` row."""
+    return json.loads(row[0]), state_of(*row[1:7])
+
+
 class ListingCache:
-    """RpcSessionInfo dicts from :data:`LISTING_COLUMNS` rows. An info is a function of its row: a
-    row equal to the last listing's is answered with the info built then (10,000 sessions: parsing
-    headers and formatting dates was most of list_sessions). Rows are read every time, so another
-    process's writes show at once."""
+    """The listing from :data:`LISTING` rows. A row's ``info`` is parsed once: the next listing
+    finds it by its text (an appended session's row has a new one) and hands out a copy, in C
+    loops (``map``); parsing every row again would cost more than the query (10,000 sessions)."""
 
     def __init__(self) -> None:
-        self._listed: dict[str, tuple[Any, dict[str, Any]]] = {}
-        """Session id → (its row, its info) as the last listing read them."""
+        self._parsed: dict[str, dict[str, Any]] = {}
+        """``info`` text → its record (the path set), as the last listing read them."""
 
-    def infos(self, rows: list[Any], prefix: str) -> list[dict[str, Any]]:
-        """The sorted listing of ``rows``; each info's path is ``prefix + id``."""
-        known, listed = self._listed, {}
-        fresh = [r for r in rows if (k := known.get(r[0])) is None or k[0] != r]
-        if fresh:
-            with gc_paused():  # a dict per session (10,000 sessions: ~15% of a first listing)
-                built = _build_infos(fresh, prefix)
-            known = {**known, **{r[0]: (r, info) for r, info in zip(fresh, built, strict=True)}}
-        infos = []
-        for r in rows:
-            item = listed[r[0]] = known[r[0]]
-            infos.append(dict(item[1]))  # copies: callers may change what they get
-        self._listed = listed
-        return finish_listing(infos)
+    def infos(self, rows: list[Any], prefix: str) -> tuple[list[dict[str, Any]], list[str]]:
+        """The records of ``rows`` (each path ``prefix + id``), and the ids of the rows whose
+        ``info`` is missing or not an object (written before the column, or edited by hand:
+        :func:`refreshed` makes theirs again), left out. Every step is a C loop over the rows."""
+        texts = list(map(itemgetter(1), rows))
+        known = self._parsed
+        found = list(map(known.get, texts))
+        bad: list[str] = []
+        if None in found:  # new or changed sessions (every one, on the first listing)
+            fresh = list(compress(rows, map(operator.is_, found, repeat(None))))
+            fresh_texts = list(map(itemgetter(1), fresh))
+            if not set(map(type, fresh_texts)) <= {str}:  # NULL, bytes (SQLite stores what it is given)
+                fresh_texts = [text if isinstance(text, str) else "null" for text in fresh_texts]
+            with gc_paused(then="promote"):  # a dict per session, acyclic (kit.collector)
+                parsed = loads_rows(fresh_texts)
+            if not set(map(type, parsed)) <= {dict}:
+                records = list(map(isinstance, parsed, repeat(dict)))
+                bad = [row[0] for row, record in zip(fresh, records, strict=True) if not record]
+                fresh, parsed = list(compress(fresh, records)), list(compress(parsed, records))
+            paths = map(prefix.__add__, map(itemgetter(0), fresh))
+            deque(map(dict.__setitem__, parsed, repeat("path"), paths), maxlen=0)
+            known = {**known, **dict(zip(map(itemgetter(1), fresh), parsed, strict=True))}
+            found = list(map(known.get, texts))
+            if bad:
+                texts = list(filter(known.__contains__, texts))
+                found = list(filter(None, found))
+        self._parsed = dict(zip(texts, found, strict=True))  # the listed ones only
+        return list(map(dict.copy, found)), bad  # copies: callers may change what they get
 
 
-def _build_infos(rows: list[Any], prefix: str) -> list[dict[str, Any]]:
-    headers = loads_rows([r[1] for r in rows])  # one array parse for every header
-    return [
-        build_info(
-            header,
-            prefix + r[0],
-            message_count=r[5],
-            first_message=r[6],
-            modified_ms=r[2],
-            name=r[3],
-            has_name=bool(r[4]),
-            summary=json.loads(r[7]) if r[7] else None,
-        )
-        for r, header in zip(rows, headers, strict=True)
-    ]
+REFRESH_COLUMNS = f"id, next_seq, {STATE_COLUMNS}"
+"""What :func:`refreshed` reads."""
+
+
+def refreshed(rows: list[Any]) -> list[dict[str, Any]]:
+    """New ``info``/``sort_ms`` for :data:`REFRESH_COLUMNS` rows, as named parameters of an update
+    that applies only while the row is unchanged (``next_seq``); a row whose header is not a JSON
+    object gets none (it cannot be opened either)."""
+    updates = []
+    for row in rows:
+        try:
+            header, state = state_row(row[2:])
+        except ValueError:
+            continue
+        if isinstance(header, dict):
+            info, sort_ms = listing_info(header, state)
+            updates.append({"id": row[0], "next_seq": row[1], "info": info, "sort_ms": sort_ms})
+    return updates
 
 
 def last_release(counts: dict[str, int], session_id: str) -> bool:
@@ -210,14 +252,19 @@ class TableStore(BaseStore):
 
 
 __all__ = [
-    "LISTING_COLUMNS",
+    "LISTING",
+    "REFRESH_COLUMNS",
+    "STATE_COLUMNS",
     "ListingCache",
     "TableStore",
     "TableWriter",
     "dumps",
     "last_release",
+    "listing_info",
     "listing_row",
     "loads_entries",
     "loads_rows",
+    "refreshed",
     "state_of",
+    "state_row",
 ]

@@ -128,7 +128,15 @@ async def serve(opts: Options, collecting: bool | None) -> int:
         return explain(message, rt.models, opts, rpc=True)
 
     table = Handlers(rt).table()
-    server = RpcServer(rt.out, table, on_eof, on_first_response=warm, explain=explain, concurrent=table.concurrent)
+    server = RpcServer(
+        rt.out,
+        table,
+        on_eof,
+        on_first_response=warm,
+        explain=explain,
+        concurrent=table.concurrent,
+        write_barrier=rt.write_barrier,
+    )
     rt.exit_request = server.request_shutdown
     try:
         return await server.serve()

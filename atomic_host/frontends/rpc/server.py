@@ -51,9 +51,13 @@ class RpcServer:
         on_first_response: Callable[[], None] | None = None,
         explain: Callable[[str], str] | None = None,
         concurrent: frozenset[str] = frozenset(),
+        write_barrier: Callable[[], Callable[[], Awaitable[None]]] | None = None,
     ) -> None:
         """``handlers``: command ``type`` → handler (a :class:`~atomic_host.frontends.rpc.table.CommandTable`,
-        whose handlers validate what they take); ``concurrent``: the commands that skip the ordinary lane."""
+        whose handlers validate what they take); ``concurrent``: the commands that skip the ordinary lane;
+        ``write_barrier``: called as an ordinary command starts, it gives what the command's success
+        response awaits first (``Runtime.write_barrier``: its session writes stored). Control commands
+        (``abort`` …) acknowledge no write and answer at once."""
         self.out = out
         self.explain = explain
         """Extends a command's error text for the person reading it (how to configure a model)."""
@@ -61,6 +65,7 @@ class RpcServer:
         self.concurrent = concurrent
         self.on_eof = on_eof
         self.on_first_response = on_first_response
+        self.write_barrier = write_barrier
         self.ordinary: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.tasks: set[asyncio.Task[None]] = set()
         self.exit_code = 0
@@ -184,8 +189,11 @@ class RpcServer:
         """Run one command (its handler validates it); exactly one response, whatever happens."""
         ctype: str = cmd["type"]
         req_id = cmd.get("id")
+        settled = self.write_barrier() if self.write_barrier is not None and ctype not in self.concurrent else None
         try:
             data = await self.handlers[ctype](cmd)
+            if settled is not None:
+                await settled()
         except CommandFailed as exc:
             message = str(exc) if self.explain is None else self.explain(str(exc))
             self.out.error(ctype, req_id, message, **exc.extra)

@@ -12,14 +12,18 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from itertools import compress, repeat
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from atomic_host.kit import secrets
 from atomic_host.kit.collector import gc_paused
 from atomic_host.kit.messages import message_text
+from atomic_host.kit.sessions.behind import WriteBehind, on_loop
 from atomic_host.kit.sessions.errors import EntryNotFound, SessionWriteFailed
 from atomic_host.kit.sessions.ids import ms_from_iso, new_entry_id, now_iso
 from atomic_host.kit.sessions.repair import repair_entries, report_repairs
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["Session", "SessionWriter", "is_internal_header"]
 
@@ -37,6 +41,11 @@ class SessionWriter(Protocol):
 
     def close(self) -> None:
         """Release handles; the session may be reopened later."""
+
+
+# A writer may also have ``write_thread``: an executor with one worker, on which the session then
+# runs its writes, off the event loop (kit/sessions/behind.py). ``append`` and ``write_all`` are
+# called there, in order; ``close`` too, after the writes before it.
 
 
 class EntryView(Protocol):
@@ -103,6 +112,26 @@ class Session:
     ) -> None:
         self.header = header
         self.entries: list[dict[str, Any]] = []
+        self._clear()
+        self.writer = writer
+        self.location = location
+        self.persisted = persisted
+        self.cwd_override = cwd_override
+        self.repairs: list[str] = []
+        """What :func:`~atomic_host.kit.sessions.repair.repair_entries` changed when the entries
+        were loaded (reported once, on stderr); empty for a well-formed session."""
+        thread = getattr(writer, "write_thread", None)
+        self._behind = WriteBehind(thread, location or self.id) if thread is not None else None
+        """The writes in flight when the store writes behind (module note above ``EntryView``)."""
+        self._load(entries)
+        self.repairs += [
+            f"entry {self.entries[i].get('id')}: the message is not an object (left out of the context)"
+            for i in self._odd_messages
+        ]
+        report_repairs(location or self.id, self.repairs)
+
+    def _clear(self) -> None:
+        """No entries: what :meth:`_load` builds on."""
         self._index: dict[str, int] = {}
         self._starts: list[int] = []
         """Where each run of the append order starts: an entry whose parent is not the entry just
@@ -118,19 +147,6 @@ class Session:
         a context): none in any file this host writes."""
         self._views: dict[Callable[[], Any], _Slot] = {}
         self.leaf_id: str | None = None
-        self.writer = writer
-        self.location = location
-        self.persisted = persisted
-        self.cwd_override = cwd_override
-        self.repairs: list[str] = []
-        """What :func:`~atomic_host.kit.sessions.repair.repair_entries` changed when the entries
-        were loaded (reported once, on stderr); empty for a well-formed session."""
-        self._load(entries)
-        self.repairs += [
-            f"entry {self.entries[i].get('id')}: the message is not an object (left out of the context)"
-            for i in self._odd_messages
-        ]
-        report_repairs(location or self.id, self.repairs)
 
     def _load(self, entries: Iterable[dict[str, Any]]) -> None:
         """Bulk ``_add`` for opening long sessions: same result, with the per-entry work done by
@@ -250,19 +266,24 @@ class Session:
 
     def append_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
         """Append a fully formed entry (id, parentId, timestamp already set). Known credentials are
-        masked first (a copy; the caller's dict is left alone), so no store ever persists one."""
+        masked first (a copy; the caller's dict is left alone), so no store ever persists one.
+
+        With a store that writes behind, the write is queued and this returns at once; a write of
+        this session that failed meanwhile is raised here first (:meth:`settled`)."""
         entry = secrets.mask_obj(entry)
         if not isinstance(entry.get("id"), str) or entry["id"] in self._index:
             raise ValueError(f"entry id missing or duplicate: {entry.get('id')!r}")
+        behind = self._writes_behind()
         previous_leaf, previous_labels, had_assistant = self.leaf_id, dict(self._labels), self._has_assistant
         previous_info = self._info_entry
         self._add(entry)
         try:
             if self.writer is not None:
                 if self.persisted:
-                    _store_write(self.writer.append, entry)
-                elif self._has_assistant:
-                    _store_write(self.writer.write_all, self.header, self.entries)
+                    self._write(behind, self.writer.append, entry)
+                elif self._has_assistant:  # behind: the loop goes on appending, the thread gets a copy
+                    entries = list(self.entries) if behind else self.entries
+                    self._write(behind, self.writer.write_all, self.header, entries)
                     self.persisted = True
         except BaseException:
             # Unpublish: the entry never happened, in memory as on disk.
@@ -300,15 +321,79 @@ class Session:
     def append_session_info(self, name: str) -> dict[str, Any]:
         return self.append("session_info", name=name.strip())
 
+    def _writes_behind(self) -> WriteBehind | None:
+        """Before a write: where it goes behind, when the store writes behind and an event loop runs
+        on this thread; else None, once the writes handed over before it are done. Either way a
+        write that failed meanwhile is raised (:meth:`_raise_failed_write`)."""
+        behind = self._behind
+        if behind is None:
+            return None
+        if not on_loop():
+            behind.drain()
+            behind = None
+        self._raise_failed_write()
+        return behind
+
+    def _write(self, behind: WriteBehind | None, write: Callable[..., None], *args: Any) -> None:
+        """Persist the entry just added (the last one): now, or queued behind the writes before it."""
+        if behind is None:
+            _store_write(write, *args)
+        else:
+            behind.submit(lambda: _store_write(write, *args), len(self.entries) - 1, self.persisted)
+
     def flush(self) -> None:
-        """Write now even without an assistant message (import, explicit save)."""
+        """Write now even without an assistant message (import, explicit save): synchronous,
+        whatever the store (the host calls it off the loop)."""
         if self.writer is not None and not self.persisted:
+            if self._behind is not None:
+                self._behind.drain()
+                self._raise_failed_write()
             _store_write(self.writer.write_all, self.header, self.entries)
             self.persisted = True
 
+    def write_mark(self) -> int:
+        """How many writes this session has handed to its store's write thread (0 for a store that
+        writes synchronously): :meth:`settled` with it waits only when more were handed over since."""
+        return self._behind.submitted if self._behind is not None else 0
+
+    async def settled(self, since: int | None = None, abort: asyncio.Event | None = None) -> None:
+        """The flush barrier: return once every write of this session handed over so far is done
+        (at once for a synchronous store, or when none was handed over since the mark ``since``).
+        A failed write is raised (as the append that made it would have raised), after taking back
+        every entry that was not stored. ``abort`` set: stop waiting (the writes go on)."""
+        behind = self._behind
+        if behind is None or (since is not None and behind.submitted == since):
+            return
+        await behind.wait(abort)
+        self._raise_failed_write()
+
+    def _raise_failed_write(self) -> None:
+        """A write that failed on the write thread: the entries from it on were not stored, so they
+        go (as a failed synchronous append unpublishes its entry), and its error is raised."""
+        failure = self._behind.take_failure() if self._behind is not None else None
+        if failure is None:
+            return
+        dropped = self.entries[failure.keep :]
+        kept = self.entries[: failure.keep]
+        leaf = dropped[0].get("parentId") if dropped else self.leaf_id
+        repairs = self.repairs
+        self._clear()
+        self._load(kept)
+        self.repairs = repairs
+        if leaf is None or leaf in self._index:
+            self.leaf_id = leaf  # where the leaf was when the first dropped entry was appended
+        self.persisted = failure.persisted
+        raise failure.error
+
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+        if self.writer is None:
+            return
+        if self._behind is not None and on_loop():  # after the writes before it: they hold the lock
+            self._behind.submit_always(self.writer.close)
+            return
+        if self._behind is not None:
+            self._behind.drain()
+        self.writer.close()
 
     # -- reading --------------------------------------------------------------------------------
     def get_entry(self, entry_id: str) -> dict[str, Any] | None:

@@ -221,6 +221,35 @@ def test_listing_costs_linear_work_in_the_number_of_sessions(
     linear(work)
 
 
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def test_a_table_store_listing_runs_no_host_code_per_session(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records are kept in the rows on append: a listing parses each once (no host code per
+    session: C loops), and a listing of unchanged sessions reuses them; one appended session
+    costs the same at 10 or 1,000 sessions."""
+    from atomic_host.kit.sessions.store import MemoryStore
+
+    template = varied(MemoryStore().new_session(CWD), 2)
+    first, warm, after_append = [], [], []
+    for count in (10, 100, 1000):
+        if kind == "postgres":  # each count on an empty schema of its own
+            monkeypatch.setenv("ATOMIC_DATABASE_URL", request.getfixturevalue("postgres_server").fresh_url())
+        store = open_builtin_store(kind, tmp_path / f"{kind}{count}", None, CWD, fsync="never")
+        for _ in range(count):
+            store.put(new_header(CWD), template.entries).close()
+        first.append(lines_of(lambda s=store: s.list(CWD)))
+        warm.append(lines_of(lambda s=store: s.list(CWD)))
+        session = store.open(store.list(CWD)[-1]["id"])
+        session.append_message(user(count, "one more"))
+        session.close()
+        after_append.append(lines_of(lambda s=store: s.list(CWD)))
+        store.close()
+    flat(first)
+    flat(warm)
+    flat(after_append)
+
+
 @pytest.mark.slow
 def test_a_20000_turn_session_opens_and_reads_in_linear_work(tmp_path: Path) -> None:
     """×1000: opening (parse and index) and the first reads grow with the file, a read after a

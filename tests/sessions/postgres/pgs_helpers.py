@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_host.testing import Host, start_host
+from atomic_host.client import RpcClient
+from atomic_host.testing import FauxScript, Host, host_env, start_host
 
 BIG_TOOL = '''
 from pydantic import BaseModel
@@ -130,3 +132,80 @@ class Netns:
 
         subprocess.run(["ip", "link", "del", self.outer], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
+
+
+def cut_link_setup(netns: Netns, server: Any, tmp_path: Path) -> tuple[str, str, Path]:
+    """A fresh schema on ``server``: its URL from here, the same URL from inside ``netns``, and a
+    new work directory (the project) under ``tmp_path``."""
+    url = server.fresh_url()
+    work = tmp_path / "work"
+    work.mkdir()
+    return url, url.replace("@127.0.0.1:", f"@{netns.server_ip}:"), work
+
+
+@asynccontextmanager
+async def host_in(netns: Netns, url: str, base: Path, cwd: Path) -> AsyncIterator[Host]:
+    """``atomic --mode rpc`` on the postgres store, started inside the namespace."""
+    agent = base / "agent"
+    agent.mkdir(parents=True)
+    script = FauxScript(base / "faux.jsonl")
+    env = host_env(agent, script.path, base / "faux-log.jsonl", {"ATOMIC_DATABASE_URL": url})
+    client = RpcClient(
+        ["--provider", "faux", "--session-store", "postgres"],
+        command=[*netns.prefix, sys.executable, "-m", "atomic_host", "--mode", "rpc"],
+        cwd=str(cwd),
+        env=env,
+    )
+    await client.start()
+    try:
+        yield Host(client, agent, cwd, script, base / "faux-log.jsonl")
+    finally:
+        if client.proc is not None and client.proc.returncode is None:
+            client.proc.kill()
+        await client.close()
+
+
+def fill(url: str, count: int, cwd: str) -> None:
+    """``count`` 2-turn sessions in ``cwd``, rows as the store writes them (listing record included),
+    with one COPY per table: 10,000 sessions in seconds, where 10,000 hosts would take an hour."""
+    import psycopg
+
+    from atomic_host.kit.sessions.listing import ListingState
+    from atomic_host.kit.sessions.store import new_header
+    from builtin_plugins.stores.postgres import _session_row
+    from builtin_plugins.stores.tables import dumps
+
+    template = [
+        {"type": "message", "id": "00000001", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "hello " * 20, "timestamp": 1}},
+        {"type": "message", "id": "00000002", "parentId": "00000001", "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "provider": "p",
+                     "model": "m", "stopReason": "stop", "timestamp": 2}},
+    ]  # fmt: skip
+    state = ListingState()
+    for entry in template:
+        state.apply(entry)
+    rows = [_session_row(new_header(cwd), state, len(template)) for _ in range(count)]
+    columns = list(rows[0])
+    from unittest import mock
+
+    from builtin_plugins.stores import open_builtin_store
+
+    with mock.patch.dict(os.environ, {"ATOMIC_DATABASE_URL": url}):
+        open_builtin_store("postgres", "/nonexistent", None, cwd).close()  # the schema
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        with cur.copy(f"COPY atomic_sessions ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[c] for c in columns])
+        with cur.copy("COPY atomic_entries (session_id, seq, entry) FROM STDIN") as copy:
+            for row in rows:
+                for seq, entry in enumerate(template):
+                    copy.write_row((row["id"], seq, dumps(entry)))
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time process ``pid`` has used, in ms: every thread's, the ended ones' too (``stat``
+    counts 10 ms ticks; summing the threads' ``schedstat`` would be finer but loses a thread that
+    ends between two readings: a listing then seemed to cost less than nothing)."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(stat[11]) + int(stat[12])) * 1000 / os.sysconf("SC_CLK_TCK")

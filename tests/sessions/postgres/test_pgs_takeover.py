@@ -14,17 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from pg_helpers import MISSING, Postgres, postgres_bin
-from pgs_helpers import Netns, chat, entries, pg_host
+from pg_helpers import Postgres
+from pgs_helpers import Netns, chat, cut_link_setup, entries, host_in, pg_host
 
 from atomic_host.client import RpcClient
-from atomic_host.testing import FauxScript, Host, host_env
 
 pytestmark = pytest.mark.slow
 
@@ -89,63 +86,13 @@ async def test_sigkill_at_a_random_point_loses_no_acknowledged_entry(pg_url: str
     print(f"\nSIGKILL after {delay:.2f} s: {len(acked)} acknowledged, B appended {took * 1000:.0f} ms after the kill")
 
 
-# --- a cut link: host A in a network namespace ---
-
-
-@pytest.fixture(scope="module")
-def netns() -> Iterator[Netns]:
-    try:
-        ns = Netns()
-    except OSError as exc:
-        pytest.skip(f"NO NETWORK NAMESPACE ({exc}): the link-cut test did not run (it needs root and `ip netns`)")
-    try:
-        yield ns
-    finally:
-        ns.close()
-
-
-@pytest.fixture(scope="module")
-def wide_server(netns: Netns) -> Iterator[Postgres]:
-    """A server that the namespace reaches too (listening on every address, trust from 10.0.0.0/8)."""
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip(MISSING)
-    server = Postgres(bindir, listen="*", hba=("host all all 10.0.0.0/8 trust",)).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@contextlib.asynccontextmanager
-async def host_in(netns: Netns, url: str, base: Path, cwd: Path) -> AsyncIterator[Host]:
-    """``atomic --mode rpc`` on the postgres store, started inside the namespace."""
-    agent = base / "agent"
-    agent.mkdir(parents=True)
-    script = FauxScript(base / "faux.jsonl")
-    env = host_env(agent, script.path, base / "faux-log.jsonl", {"ATOMIC_DATABASE_URL": url})
-    client = RpcClient(
-        ["--provider", "faux", "--session-store", "postgres"],
-        command=[*netns.prefix, sys.executable, "-m", "atomic_host", "--mode", "rpc"],
-        cwd=str(cwd),
-        env=env,
-    )
-    await client.start()
-    try:
-        yield Host(client, agent, cwd, script, base / "faux-log.jsonl")
-    finally:
-        if client.proc is not None and client.proc.returncode is None:
-            client.proc.kill()
-        await client.close()
+# --- a cut link: host A in a network namespace (fixtures in conftest.py) ---
 
 
 async def test_a_cut_link_frees_the_session_for_another_host(
     netns: Netns, wide_server: Postgres, tmp_path: Path
 ) -> None:
-    url_b = wide_server.fresh_url()
-    url_a = url_b.replace("@127.0.0.1:", f"@{netns.server_ip}:")
-    work = tmp_path / "work"
-    work.mkdir()
+    url_b, url_a, work = cut_link_setup(netns, wide_server, tmp_path)
     (tmp_path / "b").mkdir()
     restored = True
     async with host_in(netns, url_a, tmp_path / "a", work) as a, pg_host(url_b, base=tmp_path / "b", cwd=work) as b:

@@ -41,11 +41,14 @@ class FakeRun:
     def record_message(self, message: dict[str, Any]) -> None:
         self.recorded.append(message)
 
-    def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
+    async def deliver_message(self, message: dict[str, Any]) -> dict[str, Any]:
         self.record_message(message)
         self.emit({"type": "message_start", "message": message})
         self.emit({"type": "message_end", "message": message})
         return message
+
+    async def saved(self) -> None:
+        pass
 
     def end_message(self, message: dict[str, Any]) -> dict[str, Any]:
         return message
