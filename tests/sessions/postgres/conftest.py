@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from pg_helpers import MISSING, Postgres, postgres_bin
 from pgs_helpers import Netns
 
