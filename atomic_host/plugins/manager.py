@@ -90,6 +90,19 @@ HELPERS_ATTR = "__atomic_helpers__"
 """On a local extension's module: the helper files it imported (a change reloads it)."""
 
 
+def _source_spec(fullname: str, directory: Path, leaf: str) -> Any:
+    """The spec of module ``fullname`` as ``leaf.py`` or ``leaf/__init__.py`` in ``directory``,
+    compiled from source (:class:`_FreshSourceLoader`); None when neither file is there."""
+    package, single = directory / leaf / "__init__.py", directory / f"{leaf}.py"
+    for file, locations in ((package, [str(package.parent)]), (single, None)):
+        if file.is_file():
+            loader = _FreshSourceLoader(fullname, str(file))
+            return importlib.util.spec_from_file_location(
+                fullname, file, loader=loader, submodule_search_locations=locations
+            )
+    return None
+
+
 class _SiblingFinder:
     """A ``sys.meta_path`` finder, last in line while one local extension is imported: a top-level
     module found nowhere else (the standard library and installed packages come first) is looked up
@@ -101,15 +114,8 @@ class _SiblingFinder:
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if path is not None or "." in fullname:
-            return None  # submodules of a helper package are found through its __path__
-        package, single = self.directory / fullname / "__init__.py", self.directory / f"{fullname}.py"
-        for file, locations in ((package, [str(package.parent)]), (single, None)):
-            if file.is_file():
-                loader = _FreshSourceLoader(fullname, str(file))
-                return importlib.util.spec_from_file_location(
-                    fullname, file, loader=loader, submodule_search_locations=locations
-                )
-        return None
+            return None  # submodules of a helper package: _HelperSubmodules
+        return _source_spec(fullname, self.directory, fullname)
 
     def forget_helpers(self, before: set[str]) -> list[Path]:
         """Drop from ``sys.modules`` the modules from this directory imported since ``before``
@@ -121,6 +127,27 @@ class _SiblingFinder:
                 del sys.modules[name]
                 files.append(Path(file))
         return files
+
+
+class _HelperSubmodules:
+    """A ``sys.meta_path`` finder, first in line while one local extension is imported: a submodule
+    of one of its helper packages (a ``__path__`` inside the extension's directory) is compiled from
+    source like the package. The path finder's loader would reuse a ``.pyc`` keyed on the file's
+    mtime in whole seconds and its size: a hot-reload edit of ``_pkg/deep.py`` within the same
+    second that keeps the size would run the old code."""
+
+    def __init__(self, siblings: _SiblingFinder) -> None:
+        self.prefix = siblings.prefix
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if path is None or "." not in fullname or not all(str(p).startswith(self.prefix) for p in path):
+            return None
+        leaf = fullname.rpartition(".")[2]
+        for directory in path:
+            spec = _source_spec(fullname, Path(directory), leaf)
+            if spec is not None:
+                return spec
+        return None
 
 
 class PluginHost:
@@ -270,7 +297,9 @@ class PluginHost:
         sys.modules[mod_name] = module
         before = set(sys.modules)
         finder = _SiblingFinder(path.parent)
+        submodules = _HelperSubmodules(finder)
         sys.meta_path.append(finder)
+        sys.meta_path.insert(0, submodules)
         try:
             spec.loader.exec_module(module)
         except BaseException:
@@ -278,6 +307,7 @@ class PluginHost:
             raise
         finally:
             sys.meta_path.remove(finder)
+            sys.meta_path.remove(submodules)
             helpers = finder.forget_helpers(before)
         setattr(module, HELPERS_ATTR, helpers)
         return module
