@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from wf_helpers import (
     QUIET,
     TWO_STAGES,
@@ -18,6 +19,8 @@ from wf_helpers import (
 )
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # a real PostgreSQL server
 
 
 async def test_sigkill_and_recovery_on_postgres(postgres_server: Postgres, tmp_path: Path) -> None:

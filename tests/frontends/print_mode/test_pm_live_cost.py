@@ -17,6 +17,8 @@ from rich.console import Console
 
 from atomic_host.frontends import print_render
 
+pytestmark = pytest.mark.slow  # long answers rendered frame by frame, x10 and x100
+
 
 async def _draw(text: str, kind: str, delta: int, frame_every: int) -> tuple[str, str]:
     """Stream ``text`` in ``delta``-character pieces with a frame every ``frame_every`` pieces (the

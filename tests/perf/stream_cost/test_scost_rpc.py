@@ -21,6 +21,8 @@ from scost_helpers import (
 
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # megabyte streams through the real host, x10 and x100
+
 QUIET = {"sessionSummary": {"enabled": False}, "retry": {"enabled": False}}
 
 

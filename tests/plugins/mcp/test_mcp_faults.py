@@ -27,6 +27,8 @@ from mcp_helpers import (
 
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # servers that hang: each test waits out a timeout
+
 
 def hang_entry(pid_file: Path, **extra: object) -> dict[str, object]:
     """A server that starts and never says a word (and ignores SIGTERM and stdin EOF)."""

@@ -16,6 +16,8 @@ from mcp_helpers import mcp_errors, python_entry, text_of
 
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # a real server that takes seconds to connect, and its startup timeout
+
 _BIN = Path(sys.executable).parent / "mcp-server-time"
 COMMAND = str(_BIN) if _BIN.exists() else shutil.which("mcp-server-time")
 if COMMAND is None:

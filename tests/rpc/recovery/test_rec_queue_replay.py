@@ -11,6 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from rec_helpers import (
     MODEL,
     QUIET,
@@ -27,6 +28,8 @@ from rec_helpers import (
 
 from atomic_host import testing_sse as sse
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # hosts killed with SIGKILL and started again
 
 
 async def _crash_with_queue(tmp_path: Path, server: sse.SSEServer, queue: list[tuple[str, str]]) -> None:

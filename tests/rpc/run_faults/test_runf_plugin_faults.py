@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agent_helpers import of_type, text_of
 from runf_helpers import ext, extension_errors, session_records, tool_step
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # plugins that never return: each test waits out a time bound
 
 
 async def _abort_at_tool(host: Any, tool: str) -> tuple[int, float]:
