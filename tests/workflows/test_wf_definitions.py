@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from wf_helpers import QUIET, TWO_STAGES, calls_for, notices, of_type, user_texts, wait_run, write_workflow
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # DBOS launched in each host
 
 BAD_SYNTAX = 'description = "x"\n[[stages]]\nname = "plan"\nprompt = "unclosed\n'
 BAD_PLACEHOLDER = """\

@@ -12,6 +12,8 @@ from wf_helpers import QUIET, TWO_STAGES, wait_run, write_workflow
 from atomic_host.client import RpcError
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # DBOS launched in each host
+
 
 async def test_run_ids_are_checked_with_the_seed_texts(tmp_path: Path) -> None:
     async with start_host(base=tmp_path, settings=QUIET) as host:

@@ -15,6 +15,8 @@ from wf_helpers import QUIET, TWO_STAGES, pickled, wait_run, write_workflow
 from atomic_host.client import RpcError
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # DBOS launched in each host
+
 KEY = "sk-test-runrecord-0123456789abcdef"
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from wf_helpers import QUIET, TWO_STAGES, crash_mid_stage_two, recover_and_complete, write_workflow
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # hosts killed with SIGKILL and started again
 
 
 async def test_sigkill_mid_stage_two_then_recovery_resumes_at_stage_two(tmp_path: Path) -> None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from wf_helpers import QUIET, answer_reply, error_reply, sse, two_providers, wait_run, write_workflow
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # DBOS launched in each host
 
 TIERED = """\
 [[stages]]

@@ -21,6 +21,8 @@ from vendor_helpers import FIXTURES, NO_RETRY, assistants, text_of, write_models
 from atomic_host import testing_sse as sse
 from atomic_host.testing import Host, start_host
 
+pytestmark = pytest.mark.slow  # hypothesis over four parsers
+
 BAD = {
     "infinite": "1e400",
     "string": '"abc"',

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from vendor_helpers import FAST_RETRY, assistants, error_reply, of_type, stream_reply, text_of
 
+pytestmark = pytest.mark.slow  # waits out the retry delays
+
 
 async def _retry_once(host: Any, sse_server: Any) -> tuple[list[dict[str, Any]], float]:
     """Prompt; return the events and the seconds from ``auto_retry_start`` to the next assistant."""

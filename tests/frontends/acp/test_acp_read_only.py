@@ -18,6 +18,8 @@ from acp import text_block
 from acp_helpers import RecordingClient, acp_host, wait_for
 from suite_paths import TESTS
 
+pytestmark = pytest.mark.slow  # ACP and real MCP server processes
+
 FX_SERVER = TESTS / "plugins" / "mcp" / "mcpfx_server.py"
 _BIN = Path(sys.executable).parent / "mcp-server-time"
 TIME_SERVER = str(_BIN) if _BIN.exists() else shutil.which("mcp-server-time")

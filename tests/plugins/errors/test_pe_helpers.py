@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from host_helpers import errors_of, poll
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # waits for file-watch reloads
 
 EXTENSION = """\
 import sys

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mcp_helpers import (
     SECRET,
     alive,
@@ -25,6 +26,8 @@ from mcp_helpers import (
 )
 
 from atomic_host.testing import host_env, start_host
+
+pytestmark = pytest.mark.slow  # real MCP server processes
 
 
 async def test_tools_listed_called_and_mapped(tmp_path: Path) -> None:

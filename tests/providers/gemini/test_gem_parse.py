@@ -24,6 +24,8 @@ from atomic_host.contract.providers import StreamOptions
 from builtin_plugins.providers import google
 from builtin_plugins.providers.google import GeminiParser
 
+pytestmark = pytest.mark.slow  # hypothesis over every chunking
+
 CONTEXT: dict[str, Any] = {"systemPrompt": None, "messages": [{"role": "user", "content": "hi", "timestamp": 1}]}
 SSE_FIXTURES = [
     "text_cached.sse",

@@ -9,10 +9,13 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from agent_helpers import of_type, text_of
 from runf_helpers import delivered, ext, extension_errors, gate_call, notes, sequence, session_records, user_texts
 
 from atomic_host.testing import read_jsonl, start_host
+
+pytestmark = pytest.mark.slow  # every delivery mode, idle and streaming
 
 SENDER = ("-e", ext("runf_sender"))
 
