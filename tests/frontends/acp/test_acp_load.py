@@ -10,6 +10,8 @@ import pytest
 from acp import RequestError, text_block
 from acp_helpers import acp_host
 
+pytestmark = pytest.mark.slow  # ACP hosts started again on stored sessions
+
 
 async def _first_conversation(tmp_path: Path) -> str:
     async with acp_host(tmp_path) as host:

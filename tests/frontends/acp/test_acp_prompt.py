@@ -9,6 +9,8 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp_helpers import acp_host
 
+pytestmark = pytest.mark.slow  # ACP hosts through the SDK's client
+
 
 async def test_initialize_advertises_capabilities_and_agent_info(tmp_path: Path) -> None:
     async with acp_host(tmp_path) as host:

@@ -15,6 +15,8 @@ from atomic_host.client import ClientTimeout
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import SSEServer
 
+pytestmark = pytest.mark.slow  # runs left and aborted, each settling
+
 QUIET = {"sessionSummary": {"enabled": False}, "retry": {"enabled": False}}
 
 

@@ -7,7 +7,10 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from pm_helpers import SUMMARY_RE, Sandbox, read_until
+
+pytestmark = pytest.mark.slow  # print mode on a pty, reply by reply
 
 THINK = {"type": "thinking", "thinking": "Counting needs a shell."}
 BASH_CALL = {

@@ -27,6 +27,8 @@ from atomic_host.session.stats import Totals
 from atomic_host.session.tree import cached_tree, entries_json, tree_json
 from builtin_plugins.stores import open_builtin_store
 
+pytestmark = pytest.mark.slow  # sessions x10 and x100
+
 ROOTS = tuple(str(Path(sys.modules[m].__file__ or "").resolve().parent) for m in ("atomic_host", "builtin_plugins"))
 CWD = "/scale/project"
 SIZES = (20, 200, 2000)  # turns: ×1, ×10, ×100

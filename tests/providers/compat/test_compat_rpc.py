@@ -15,6 +15,8 @@ from atomic_host import testing_sse as sse
 from atomic_host.testing import start_host
 from builtin_plugins.catalog.data import catalog_providers
 
+pytestmark = pytest.mark.slow  # a real SSE server per provider case
+
 CATALOG = {(p.id, m["id"]): m for p in catalog_providers("compat.json") for m in p.models}
 HOSTED = {p.id: p.env_keys for p in catalog_providers("compat.json") if not p.always_authenticated}
 LOCAL = {p.id for p in catalog_providers("compat.json") if p.always_authenticated}

@@ -26,6 +26,8 @@ from gem_helpers import (
     updates,
 )
 
+pytestmark = pytest.mark.slow  # a real SSE server per provider case
+
 
 async def test_text_request_shape_utf8_split_and_usage_cost(gemini_host: Any, gem_server: Any) -> None:
     gem_server.enqueue(stream_reply("text_cached.sse"))

@@ -41,7 +41,10 @@ from atomic_host.kit.llm.http_client import TLS_ENV, new_http_client, tls_contex
 from atomic_host.testing import start_host
 from atomic_host.testing_sse import make_certificates
 
-pytestmark = pytest.mark.skipif(_fast.PLAIN, reason="ATOMIC_PLAIN=1: no DirectPool to hold to httpx (httpx only)")
+pytestmark = [
+    pytest.mark.slow,  # hypothesis against httpx on hostile server bytes
+    pytest.mark.skipif(_fast.PLAIN, reason="ATOMIC_PLAIN=1: no DirectPool to hold to httpx (httpx only)"),
+]
 
 
 class RawServer:

@@ -9,6 +9,7 @@ import math
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,8 @@ from builtin_plugins.oauth.parsing import (
     parse_device_poll,
     parse_token_response,
 )
+
+pytestmark = pytest.mark.slow  # hypothesis over every OAuth parser
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,12 +10,15 @@ import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atomic_host.core.protocol.commands import COMMANDS
 from atomic_host.frontends.rpc.io import LineProtocol, decode_line
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # hypothesis through the real host
 
 line_bytes = st.binary(max_size=300).map(lambda b: b.replace(b"\n", b"")) | st.text(max_size=100).map(
     lambda t: t.replace("\n", "").encode("utf-8", "surrogatepass")

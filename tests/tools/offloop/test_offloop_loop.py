@@ -7,7 +7,10 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
 from offloop_helpers import get_state_latencies, host_pid, proc_children, proc_cpu_seconds, timed
+
+pytestmark = pytest.mark.slow  # big searches and walks, timed against the loop
 
 STATE_BOUND = 0.5  # seconds: generous for a loaded 2-core CI machine; the old code took the whole search
 ABORT_BOUND = 2.0

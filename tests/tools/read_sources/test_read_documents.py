@@ -8,10 +8,13 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from docmakers import make_docx, make_epub, make_notebook, make_pptx, make_xlsx, pdf_bytes
 from read_helpers import abort_while_reading, model_sees, read
 
 from atomic_host.testing import start_host
+
+pytestmark = pytest.mark.slow  # documents built with the document libraries
 
 
 async def test_every_document_kind_as_text(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from read_helpers import abort_while_reading, read
 
 from atomic_host.testing import start_host
 
+pytestmark = pytest.mark.slow  # a local HTTP server per test
+
 PAGE = b"""<!doctype html><html><head><title>Release notes</title><style>body{color:red}</style>
 <script>var secret = "not text";</script></head><body>
 <nav><a href="/">Home</a></nav>

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from test_toolsrpc_ui import EXT, auto_answer
 
+pytestmark = pytest.mark.slow  # every wrong answer to every dialog kind
+
 WRONG = [
     ({"select": {"value": "purple"}}, "select", None),  # not among ["red", "green"]
     ({"select": {"value": "Red"}}, "select", None),
