@@ -131,16 +131,15 @@ class _SiblingFinder:
 
 class _HelperSubmodules:
     """A ``sys.meta_path`` finder, first in line while one local extension is imported: a submodule
-    of one of its helper packages (a ``__path__`` inside the extension's directory) is compiled from
-    source like the package. The path finder's loader would reuse a ``.pyc`` keyed on the file's
-    mtime in whole seconds and its size: a hot-reload edit of ``_pkg/deep.py`` within the same
-    second that keeps the size would run the old code."""
-
-    def __init__(self, siblings: _SiblingFinder) -> None:
-        self.prefix = siblings.prefix
+    of a helper package (one :class:`_SiblingFinder` compiled from source) is compiled from source
+    too. The path finder's loader would reuse a ``.pyc`` keyed on the file's mtime in whole seconds
+    and its size: a hot-reload edit of ``_pkg/deep.py`` within the same second that keeps the size
+    would run the old code. Submodules of other packages (installed ones, even in a virtualenv inside
+    the extension's directory) are left to the path finder."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if path is None or "." not in fullname or not all(str(p).startswith(self.prefix) for p in path):
+        parent = sys.modules.get(fullname.rpartition(".")[0]) if path is not None else None
+        if not isinstance(getattr(getattr(parent, "__spec__", None), "loader", None), _FreshSourceLoader):
             return None
         leaf = fullname.rpartition(".")[2]
         for directory in path:
@@ -297,7 +296,7 @@ class PluginHost:
         sys.modules[mod_name] = module
         before = set(sys.modules)
         finder = _SiblingFinder(path.parent)
-        submodules = _HelperSubmodules(finder)
+        submodules = _HelperSubmodules()
         sys.meta_path.append(finder)
         sys.meta_path.insert(0, submodules)
         try:
